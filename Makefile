@@ -1,0 +1,19 @@
+.PHONY: demo test setup lint bench
+
+# One command from a fresh clone to a running platform (SQLite, eager Celery, demo study).
+demo:
+	WITH_BROWSER=0 scripts/bootstrap.sh
+	scripts/demo.sh
+
+# One command for the whole test suite (PostgreSQL + Redis on 127.0.0.1 when they answer).
+test:
+	scripts/test.sh
+
+setup:
+	scripts/bootstrap.sh
+
+lint:
+	.venv/bin/ruff check . && .venv/bin/ruff format --check .
+
+bench:
+	.venv/bin/python benchmarks/bench_bradley_terry.py

@@ -1,0 +1,63 @@
+"""Roles: the only way views and API endpoints decide who may do what.
+
+- study admin: an active staff user who is a superuser or in the "study admins" group;
+- writer: an active user in the "writers" group;
+- rater: identified by the rater token in their session (see annotation.access), no account.
+"""
+
+from __future__ import annotations
+
+from functools import wraps
+from typing import TYPE_CHECKING
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404
+from rest_framework.permissions import BasePermission
+
+from .models import Study
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+STUDY_ADMINS = "study admins"
+WRITERS = "writers"
+
+
+def is_study_admin(user: AbstractBaseUser | AnonymousUser) -> bool:
+    if not (user.is_authenticated and user.is_active and user.is_staff):
+        return False
+    return user.is_superuser or user.groups.filter(name=STUDY_ADMINS).exists()
+
+
+def is_writer(user: AbstractBaseUser | AnonymousUser) -> bool:
+    return bool(user.is_authenticated and user.is_active
+                and user.groups.filter(name=WRITERS).exists())
+
+
+def study_admin_required(view):
+    """Decorator: logged-in study admins only (others get the login page or 403)."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if not is_study_admin(request.user):
+            raise PermissionDenied("Study admins only.")
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def access_study_for_admin(user, slug: str) -> Study:
+    """Fetch a study a study admin asked for; raises PermissionDenied for anyone else."""
+    if not is_study_admin(user):
+        raise PermissionDenied("Study admins only.")
+    return get_object_or_404(Study, slug=slug)
+
+
+class IsStudyAdmin(BasePermission):
+    """DRF permission: study admins only."""
+
+    def has_permission(self, request, view) -> bool:
+        return is_study_admin(request.user)

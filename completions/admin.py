@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from .models import Completion, DialogueContext, Study, System
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name", "is_active", "judgments_per_pair", "quality_check_rate",
+                    "pair_design", "created_at")
+    search_fields = ("slug", "name")
+    readonly_fields = ("invite_token", "created_at")
+
+
+@admin.register(DialogueContext)
+class DialogueContextAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "study", "emotion_type", "problem_type", "adversarial",
+                    "escalation_profile", "source")
+    list_filter = ("study", "adversarial", "escalation_profile", "source")
+    search_fields = ("external_id", "source_id", "emotion_type", "problem_type")
+    readonly_fields = ("token", "created_at")
+
+
+@admin.register(System)
+class SystemAdmin(admin.ModelAdmin):
+    list_display = ("name", "study", "kind", "family", "ttft_ms", "external_score")
+    list_filter = ("study", "kind", "family")
+    search_fields = ("name", "family")
+
+
+@admin.register(Completion)
+class CompletionAdmin(admin.ModelAdmin):
+    list_display = ("id", "context", "system", "writer", "ttft_ms", "created_at")
+    list_filter = ("system__study", "system__kind")
+    search_fields = ("context__external_id", "system__name", "text")
+    list_select_related = ("context", "system", "writer")
+    raw_id_fields = ("context", "system", "writer")

@@ -1,0 +1,177 @@
+"""The material of a study: its dialogue contexts, the systems and their completions."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+
+def new_token() -> str:
+    """An opaque, unguessable token for anything a rater's browser may see."""
+    return secrets.token_urlsafe(16)
+
+
+def new_completion_code() -> str:
+    return secrets.token_hex(4).upper()
+
+
+class Study(models.Model):
+    """One benchmark run: contexts, systems, pair design, rater and writer settings."""
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    # Rater settings (paper 4.2, 9.6).
+    judgments_per_pair = models.PositiveSmallIntegerField(default=5)
+    quality_check_rate = models.FloatField(
+        default=0.1, help_text="Share of a rater's queue that is quality-check items (0-1)."
+    )
+    show_rubric = models.BooleanField(
+        default=False, help_text="Show raters the HEART rubric (off in the paper, 4.2)."
+    )
+    axis_marks = models.BooleanField(
+        default=False, help_text="Let raters mark per-axis advantages (H/E/A/R/T)."
+    )
+    rationale_required = models.BooleanField(default=False)
+    items_per_rater = models.PositiveIntegerField(
+        default=20, help_text="Real items in one rater's queue (quality checks come on top)."
+    )
+    lease_seconds = models.PositiveIntegerField(
+        default=900, help_text="How long an item stays reserved for a rater who opened it."
+    )
+    invite_token = models.CharField(max_length=64, unique=True, default=new_token)
+    completion_code = models.CharField(max_length=32, default=new_completion_code)
+    prolific_redirect_url = models.URLField(blank=True)
+    consent_text = models.TextField(blank=True)
+    instructions = models.TextField(blank=True)
+
+    # Writer settings (paper 9.3).
+    writers_per_context = models.PositiveSmallIntegerField(default=3)
+    writer_max_words = models.PositiveSmallIntegerField(default=60)
+
+    # Pair design (reproducible from the seed).
+    pair_design = models.CharField(
+        max_length=16, choices=[("all", "All pairs"), ("balanced", "Balanced sample")],
+        default="all",
+    )
+    pairs_per_context = models.PositiveIntegerField(null=True, blank=True)
+    pair_seed = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "studies"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(quality_check_rate__gte=0) & Q(quality_check_rate__lt=1),
+                name="study_qc_rate_in_unit_interval",
+            ),
+            models.CheckConstraint(condition=Q(judgments_per_pair__gte=1),
+                                   name="study_quota_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class EscalationProfile(models.TextChoices):
+    ALWAYS_10 = "Always-10"
+    LINEAR_RAMP = "Linear-Ramp"
+    MID_SPIKE = "Mid-Spike"
+    MID_RAMP = "Mid-Ramp"
+
+
+class DialogueContext(models.Model):
+    """A multi-turn history ending in a seeker turn, to be completed by every system."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="contexts")
+    external_id = models.CharField(max_length=200)
+    token = models.CharField(max_length=64, unique=True, default=new_token)
+    turns = models.JSONField(help_text='[{"speaker": "seeker"|"supporter", "text": "..."}]')
+    emotion_type = models.CharField(max_length=100, blank=True)
+    problem_type = models.CharField(max_length=200, blank=True)
+    source = models.CharField(max_length=100, blank=True)
+    source_id = models.CharField(max_length=200, blank=True)
+    adversarial = models.BooleanField(default=False)
+    escalation_profile = models.CharField(
+        max_length=16, choices=EscalationProfile.choices, blank=True, default=""
+    )
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "external_id"], name="context_unique_id"),
+        ]
+        indexes = [models.Index(fields=["study", "adversarial"])]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class SystemKind(models.TextChoices):
+    MODEL = "model"
+    HUMAN = "human"
+    DATASET = "dataset"
+
+
+class System(models.Model):
+    """Who produced a completion: a model, a human writer, or the original dataset turn."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="systems")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=SystemKind.choices)
+    family = models.CharField(max_length=100, blank=True)
+    ttft_ms = models.FloatField(
+        null=True, blank=True, help_text="Median time to first token (ms), for Elo vs latency."
+    )
+    external_score = models.FloatField(
+        null=True, blank=True, help_text="An external benchmark score (e.g. AA Intelligence)."
+    )
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "name"], name="system_unique_name"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Completion(models.Model):
+    """One system's final supporter turn for one context."""
+
+    context = models.ForeignKey(DialogueContext, on_delete=models.CASCADE,
+                                related_name="completions")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="completions")
+    writer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="completions",
+    )
+    text = models.TextField()
+    ttft_ms = models.FloatField(null=True, blank=True)
+    latency_ms = models.FloatField(null=True, blank=True)
+    provenance = models.JSONField(
+        default=dict, blank=True, help_text="Prompt hash, model parameters, raw reply, source."
+    )
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["context", "system"], name="completion_one_per_system"),
+            models.UniqueConstraint(
+                fields=["context", "writer"], condition=Q(writer__isnull=False),
+                name="completion_writer_once_per_context",
+            ),
+            # Target of the pair -> (completion, context) composite foreign keys.
+            models.UniqueConstraint(fields=["id", "context"], name="completion_id_context"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system} on {self.context}"

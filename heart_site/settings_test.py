@@ -1,0 +1,26 @@
+"""Test settings: the environment's DATABASE_URL/REDIS_URL when set (CI: PostgreSQL + Redis)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("DEBUG", "0")
+os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
+os.environ.setdefault("SESSION_COOKIE_SECURE", "0")
+os.environ.setdefault("CSRF_COOKIE_SECURE", "0")
+
+from .settings import *  # noqa: E402,F403
+from .settings import DATABASES, env  # noqa: E402
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+# Each checkout / helper can run its own test database beside others on one server.
+if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
+    DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DB_NAME", default="test_heart")}
+DATABASES["default"]["CONN_MAX_AGE"] = 0
+# Unit tests run tasks in-process; the integration fixture `celery_live` sends them to a real
+# worker instead (which itself runs with CELERY_TASK_ALWAYS_EAGER=0).
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Set up a fresh clone: a Python >= 3.12 virtualenv with every pinned dependency, and
+# Debian's chromium for the browser tests (when we are root and it is missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+find_python() {
+  for candidate in "${PYTHON:-}" python3.13 python3.12 python3; do
+    [ -n "$candidate" ] || continue
+    if command -v "$candidate" >/dev/null 2>&1 &&
+       "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+      echo "$candidate"; return
+    fi
+  done
+  for candidate in /root/.pyenv/versions/3.1[2-9]*/bin/python3 /usr/bin/python3.1[2-9]; do
+    [ -x "$candidate" ] && { echo "$candidate"; return; }
+  done
+  echo "HEART studio needs Python 3.12 or newer (Django 6); set PYTHON=/path/to/python3.12" >&2
+  exit 1
+}
+
+if [ ! -x .venv/bin/python ]; then
+  "$(find_python)" -m venv .venv
+fi
+stamp=.venv/.installed-$(sha1sum pyproject.toml | cut -c1-12)
+if [ ! -f "$stamp" ]; then
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  .venv/bin/python -m pip install --quiet -e ".[dev]"
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi
+
+if [ "${WITH_BROWSER:-1}" = 1 ] && [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "Installing Debian's chromium for the browser tests..."
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null
+  else
+    echo "note: /usr/bin/chromium is missing; run 'sudo apt-get install chromium' for browser tests" >&2
+  fi
+fi
