@@ -55,10 +55,12 @@ class Pair(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["completion_a", "completion_b"], name="pair_unique"),
-            models.CheckConstraint(condition=Q(completion_a__lt=F("completion_b")),
-                                   name="pair_canonical_order"),
-            models.CheckConstraint(condition=Q(n_judgments__lte=F("quota")),
-                                   name="pair_within_quota"),
+            models.CheckConstraint(
+                condition=Q(completion_a__lt=F("completion_b")), name="pair_canonical_order"
+            ),
+            models.CheckConstraint(
+                condition=Q(n_judgments__lte=F("quota")), name="pair_within_quota"
+            ),
         ]
         indexes = [models.Index(fields=["study", "n_judgments"], name="pair_study_fill")]
 
@@ -70,8 +72,13 @@ class Rater(models.Model):
     """A crowd rater in one study. `pseudonym` is the only identity that leaves the platform."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="raters")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                             on_delete=models.SET_NULL, related_name="rater_profiles")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="rater_profiles",
+    )
     pseudonym = models.CharField(max_length=64, unique=True)
     # Private: Prolific participant id (or another panel's). Never exported, never shown.
     external_id = models.CharField(max_length=200, blank=True)
@@ -88,16 +95,19 @@ class Rater(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["study", "external_id"],
-                                    condition=~Q(external_id=""), name="rater_unique_external"),
+            models.UniqueConstraint(
+                fields=["study", "external_id"],
+                condition=~Q(external_id=""),
+                name="rater_unique_external",
+            ),
         ]
+
+    def __str__(self) -> str:
+        return self.pseudonym
 
     @property
     def excluded(self) -> bool:
         return self.flagged if self.exclusion_override is None else self.exclusion_override
-
-    def __str__(self) -> str:
-        return self.pseudonym
 
 
 class QualityCheckItem(models.Model):
@@ -132,10 +142,16 @@ class Assignment(models.Model):
         EXPIRED = "expired"
 
     rater = models.ForeignKey(Rater, on_delete=models.CASCADE, related_name="assignments")
-    pair = models.ForeignKey(Pair, null=True, blank=True, on_delete=models.CASCADE,
-                             related_name="assignments")
-    quality_item = models.ForeignKey(QualityCheckItem, null=True, blank=True,
-                                     on_delete=models.CASCADE, related_name="assignments")
+    pair = models.ForeignKey(
+        Pair, null=True, blank=True, on_delete=models.CASCADE, related_name="assignments"
+    )
+    quality_item = models.ForeignKey(
+        QualityCheckItem,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="assignments",
+    )
     token = models.CharField(max_length=64, unique=True, default=new_token)
     shown_left = models.CharField(max_length=1, choices=Side.choices)
     position = models.PositiveIntegerField(help_text="Order in the rater's queue.")
@@ -151,16 +167,24 @@ class Assignment(models.Model):
                 | (Q(pair__isnull=True) & Q(quality_item__isnull=False)),
                 name="assignment_pair_xor_check",
             ),
-            models.UniqueConstraint(fields=["rater", "pair"], condition=Q(pair__isnull=False),
-                                    name="assignment_rater_pair_once"),
-            models.UniqueConstraint(fields=["rater", "quality_item"],
-                                    condition=Q(quality_item__isnull=False),
-                                    name="assignment_rater_check_once"),
+            models.UniqueConstraint(
+                fields=["rater", "pair"],
+                condition=Q(pair__isnull=False),
+                name="assignment_rater_pair_once",
+            ),
+            models.UniqueConstraint(
+                fields=["rater", "quality_item"],
+                condition=Q(quality_item__isnull=False),
+                name="assignment_rater_check_once",
+            ),
         ]
         indexes = [
             models.Index(fields=["rater", "status"], name="assignment_rater_status"),
             models.Index(fields=["status", "lease_expires_at"], name="assignment_lease"),
         ]
+
+    def __str__(self) -> str:
+        return f"assignment {self.pk} ({self.status})"
 
 
 class Judgment(models.Model):
@@ -172,23 +196,28 @@ class Judgment(models.Model):
     """
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="judgments")
-    pair = models.ForeignKey(Pair, null=True, blank=True, on_delete=models.CASCADE,
-                             related_name="judgments")
-    quality_item = models.ForeignKey(QualityCheckItem, null=True, blank=True,
-                                     on_delete=models.CASCADE, related_name="judgments")
-    assignment = models.OneToOneField(Assignment, null=True, blank=True,
-                                      on_delete=models.SET_NULL, related_name="judgment")
+    pair = models.ForeignKey(
+        Pair, null=True, blank=True, on_delete=models.CASCADE, related_name="judgments"
+    )
+    quality_item = models.ForeignKey(
+        QualityCheckItem, null=True, blank=True, on_delete=models.CASCADE, related_name="judgments"
+    )
+    assignment = models.OneToOneField(
+        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="judgment"
+    )
     judge_kind = models.CharField(max_length=8, choices=JudgeKind.choices)
-    rater = models.ForeignKey(Rater, null=True, blank=True, on_delete=models.CASCADE,
-                              related_name="judgments")
+    rater = models.ForeignKey(
+        Rater, null=True, blank=True, on_delete=models.CASCADE, related_name="judgments"
+    )
     # Opaque, stable judge id: the rater's pseudonym, or the LLM judge's configured name.
     judge = models.CharField(max_length=200)
     judge_family = models.CharField(max_length=100, blank=True)
     winner = models.CharField(max_length=3, choices=Winner.choices)
     strength = models.PositiveSmallIntegerField(null=True, blank=True)
     strength_max = models.PositiveSmallIntegerField(null=True, blank=True)
-    axes = models.JSONField(default=dict, blank=True,
-                            help_text='{"H": {"winner": "a", "strength": 2}, ...}')
+    axes = models.JSONField(
+        default=dict, blank=True, help_text='{"H": {"winner": "a", "strength": 2}, ...}'
+    )
     rationale = models.TextField(blank=True)
     shown_left = models.CharField(max_length=1, choices=Side.choices, blank=True)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
@@ -197,8 +226,9 @@ class Judgment(models.Model):
     passed_check = models.BooleanField(null=True, blank=True)
     raw_output = models.TextField(blank=True)
     prompt_hash = models.CharField(max_length=64, blank=True)
-    source = models.CharField(max_length=32, default="platform",
-                              help_text="platform, import, or llm")
+    source = models.CharField(
+        max_length=32, default="platform", help_text="platform, import, or llm"
+    )
     metadata = models.JSONField(default=dict, blank=True)
 
     class Meta:
@@ -209,11 +239,16 @@ class Judgment(models.Model):
                 name="judgment_pair_xor_check",
             ),
             # A judge (rater or LLM judge) judges a pair once.
-            models.UniqueConstraint(fields=["pair", "judge"], condition=Q(pair__isnull=False),
-                                    name="judgment_judge_pair_once"),
-            models.UniqueConstraint(fields=["quality_item", "judge"],
-                                    condition=Q(quality_item__isnull=False),
-                                    name="judgment_judge_check_once"),
+            models.UniqueConstraint(
+                fields=["pair", "judge"],
+                condition=Q(pair__isnull=False),
+                name="judgment_judge_pair_once",
+            ),
+            models.UniqueConstraint(
+                fields=["quality_item", "judge"],
+                condition=Q(quality_item__isnull=False),
+                name="judgment_judge_check_once",
+            ),
             models.CheckConstraint(
                 condition=Q(strength__isnull=True) | Q(strength_max__isnull=False),
                 name="judgment_strength_has_scale",
@@ -222,8 +257,10 @@ class Judgment(models.Model):
                 condition=Q(strength__isnull=True) | Q(strength__lte=F("strength_max")),
                 name="judgment_strength_within_scale",
             ),
-            models.CheckConstraint(condition=~Q(winner="tie") | Q(strength__isnull=True),
-                                   name="judgment_tie_has_no_strength"),
+            models.CheckConstraint(
+                condition=~Q(winner="tie") | Q(strength__isnull=True),
+                name="judgment_tie_has_no_strength",
+            ),
         ]
         indexes = [models.Index(fields=["study", "judge_kind"], name="judgment_study_kind")]
 

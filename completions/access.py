@@ -31,8 +31,9 @@ def is_study_admin(user: AbstractBaseUser | AnonymousUser) -> bool:
 
 
 def is_writer(user: AbstractBaseUser | AnonymousUser) -> bool:
-    return bool(user.is_authenticated and user.is_active
-                and user.groups.filter(name=WRITERS).exists())
+    return bool(
+        user.is_authenticated and user.is_active and user.groups.filter(name=WRITERS).exists()
+    )
 
 
 def study_admin_required(view):

@@ -7,16 +7,30 @@ from .models import Completion, DialogueContext, Study, System
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "is_active", "judgments_per_pair", "quality_check_rate",
-                    "pair_design", "created_at")
+    list_display = (
+        "slug",
+        "name",
+        "is_active",
+        "judgments_per_pair",
+        "quality_check_rate",
+        "pair_design",
+        "created_at",
+    )
     search_fields = ("slug", "name")
     readonly_fields = ("invite_token", "created_at")
 
 
 @admin.register(DialogueContext)
 class DialogueContextAdmin(admin.ModelAdmin):
-    list_display = ("external_id", "study", "emotion_type", "problem_type", "adversarial",
-                    "escalation_profile", "source")
+    list_display = (
+        "external_id",
+        "study",
+        "emotion_type",
+        "problem_type",
+        "adversarial",
+        "escalation_profile",
+        "source",
+    )
     list_filter = ("study", "adversarial", "escalation_profile", "source")
     search_fields = ("external_id", "source_id", "emotion_type", "problem_type")
     readonly_fields = ("token", "created_at")

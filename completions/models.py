@@ -6,7 +6,7 @@ import secrets
 
 from django.conf import settings
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Q
 
 
 def new_token() -> str:
@@ -57,7 +57,8 @@ class Study(models.Model):
 
     # Pair design (reproducible from the seed).
     pair_design = models.CharField(
-        max_length=16, choices=[("all", "All pairs"), ("balanced", "Balanced sample")],
+        max_length=16,
+        choices=[("all", "All pairs"), ("balanced", "Balanced sample")],
         default="all",
     )
     pairs_per_context = models.PositiveIntegerField(null=True, blank=True)
@@ -70,8 +71,9 @@ class Study(models.Model):
                 condition=Q(quality_check_rate__gte=0) & Q(quality_check_rate__lt=1),
                 name="study_qc_rate_in_unit_interval",
             ),
-            models.CheckConstraint(condition=Q(judgments_per_pair__gte=1),
-                                   name="study_quota_positive"),
+            models.CheckConstraint(
+                condition=Q(judgments_per_pair__gte=1), name="study_quota_positive"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -146,11 +148,15 @@ class System(models.Model):
 class Completion(models.Model):
     """One system's final supporter turn for one context."""
 
-    context = models.ForeignKey(DialogueContext, on_delete=models.CASCADE,
-                                related_name="completions")
+    context = models.ForeignKey(
+        DialogueContext, on_delete=models.CASCADE, related_name="completions"
+    )
     system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="completions")
     writer = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="completions",
     )
     text = models.TextField()
@@ -166,7 +172,8 @@ class Completion(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["context", "system"], name="completion_one_per_system"),
             models.UniqueConstraint(
-                fields=["context", "writer"], condition=Q(writer__isnull=False),
+                fields=["context", "writer"],
+                condition=Q(writer__isnull=False),
                 name="completion_writer_once_per_context",
             ),
             # Target of the pair -> (completion, context) composite foreign keys.

@@ -15,10 +15,9 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 
 DEBUG = env.bool("DEBUG", default=False)
-SECRET_KEY = env.str("SECRET_KEY", default="insecure-dev-key-change-me" if DEBUG else "")
-if not SECRET_KEY:
-    # Without DEBUG a real key is required; the demo command sets DEBUG=1.
-    SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="insecure-embedded-default-key-not-for-production")
+# The default key is for the embedded demo and tests only: `check --deploy` flags it (W009) and
+# docker-compose refuses to start without SECRET_KEY.
+SECRET_KEY = env.str("SECRET_KEY", default="django-insecure-heart-studio-embedded-default")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -35,6 +34,7 @@ INSTALLED_APPS = [
     "completions",
     "annotation",
     "ranking",
+    "heart_site",  # wires the apps together: the demo loader
 ]
 
 MIDDLEWARE = [
@@ -80,10 +80,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                          "LOCATION": REDIS_URL}}
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db" if REDIS_URL else (
-    "django.contrib.sessions.backends.db"
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    }
+SESSION_ENGINE = (
+    "django.contrib.sessions.backends.cached_db"
+    if REDIS_URL
+    else ("django.contrib.sessions.backends.db")
 )
 
 AUTH_PASSWORD_VALIDATORS = [

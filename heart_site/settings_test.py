@@ -24,3 +24,5 @@ DATABASES["default"]["CONN_MAX_AGE"] = 0
 # Unit tests run tasks in-process; the integration fixture `celery_live` sends them to a real
 # worker instead (which itself runs with CELERY_TASK_ALWAYS_EAGER=0).
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
+WHITENOISE_AUTOREFRESH = True
+WHITENOISE_USE_FINDERS = True

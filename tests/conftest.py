@@ -17,8 +17,14 @@ ROOT = Path(__file__).resolve().parent.parent
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
@@ -50,17 +56,35 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     db = settings.DATABASES["default"]
     env = dict(os.environ)
     env.update(
-        DATABASE_URL=(f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-                      f"/{db['NAME']}"),
+        DATABASE_URL=(
+            f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+        ),
         CELERY_TASK_ALWAYS_EAGER="0",
         DJANGO_SETTINGS_MODULE="heart_site.settings_test",
     )
     queues = "default,llm,refit"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "heart_site", "worker", "-Q", queues,
-         "--concurrency", "2", "--pool", "prefork", "--loglevel", "WARNING",
-         "--without-heartbeat", "--without-gossip", "--without-mingle"],
-        cwd=ROOT, env=env,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "heart_site",
+            "worker",
+            "-Q",
+            queues,
+            "--concurrency",
+            "2",
+            "--pool",
+            "prefork",
+            "--loglevel",
+            "WARNING",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=env,
     )
     from heart_site.celery import app
 
@@ -115,8 +139,9 @@ DESKTOP = {"viewport": {"width": 1280, "height": 900}}
 @pytest.fixture(params=["desktop", "phone"])
 def page(request, browser, live_server):
     """A fresh browser page on a desktop and on a phone-sized viewport."""
-    context = browser.new_context(**(PHONE if request.param == "phone" else DESKTOP),
-                                  base_url=live_server.url)
+    context = browser.new_context(
+        **(PHONE if request.param == "phone" else DESKTOP), base_url=live_server.url
+    )
     pg = context.new_page()
     pg.set_default_timeout(15_000)
     pg.viewport_name = request.param

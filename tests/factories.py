@@ -10,8 +10,11 @@ from completions.models import Completion, DialogueContext, Study, System
 
 TURNS = [
     {"speaker": "supporter", "text": "Hi there, how are you doing today?"},
-    {"speaker": "seeker", "text": "Honestly, I'm really down. Work has been tough and I keep "
-                                  "getting benched. I don't know what to do."},
+    {
+        "speaker": "seeker",
+        "text": "Honestly, I'm really down. Work has been tough and I keep "
+        "getting benched. I don't know what to do.",
+    },
 ]
 
 
@@ -83,8 +86,10 @@ class QualityCheckItemFactory(factory.django.DjangoModelFactory):
     study = factory.SubFactory(StudyFactory)
     kind = "gold"
     turns = factory.LazyFunction(lambda: [dict(t) for t in TURNS])
-    text_a = ("I hear you, and it sounds like you're feeling really stuck and disconnected "
-              "right now. That heaviness can be so overwhelming.")
+    text_a = (
+        "I hear you, and it sounds like you're feeling really stuck and disconnected "
+        "right now. That heaviness can be so overwhelming."
+    )
     text_b = "Whats been going on. You are feeling bad. This is not good situation."
     expected = "a"
 

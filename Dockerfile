@@ -1,0 +1,14 @@
+# One image for web (gunicorn), worker and beat.
+FROM python:3.12-slim-bookworm
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
+WORKDIR /app
+RUN apt-get update && apt-get install -y --no-install-recommends curl && rm -rf /var/lib/apt/lists/*
+COPY pyproject.toml ./
+# The project installs as its pinned dependencies only (no packages of its own to build).
+RUN pip install --upgrade pip && pip install .
+COPY . .
+RUN python manage.py collectstatic --noinput
+RUN useradd --create-home heart && chown -R heart /app
+USER heart
+EXPOSE 8000
+CMD ["gunicorn", "heart_site.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4", "--access-logfile", "-"]

@@ -1,0 +1,169 @@
+"""The demo study: a small ESConv sample, template "models", simulated judges.
+
+Everything made here is labelled demo data (systems `demo-…`, family `demo`); see demo/README.md.
+It goes through the same import commands a study admin uses, so the demo also exercises them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.management import call_command
+from django.utils import timezone
+
+from annotation.models import Pair
+from completions.access import STUDY_ADMINS, WRITERS
+from completions.models import DialogueContext, Study
+
+SAMPLE = Path(settings.BASE_DIR) / "demo" / "esconv-sample.json"
+DEMO_SLUG = "demo"
+DEMO_ADMIN = ("admin", "heart-demo")
+
+# (name, family, latent quality on the Bradley-Terry scale, template)
+DEMO_SYSTEMS = [
+    (
+        "demo-attuned",
+        "demo",
+        1.0,
+        "It sounds like {gist} has been weighing on you, and that's a lot to carry. "
+        "What part of it feels heaviest right now?",
+    ),
+    (
+        "demo-warm-generic",
+        "demo",
+        0.4,
+        "I'm really sorry you're going through this. That sounds really tough, and your "
+        "feelings make sense.",
+    ),
+    (
+        "demo-advice-first",
+        "demo",
+        -0.2,
+        "Have you tried making a list of small steps? Breaking {gist} into pieces might help.",
+    ),
+    ("demo-terse", "demo", -0.9, "OK. That happens to a lot of people. Try to stay positive."),
+]
+DEMO_JUDGES = [("demo-judge-g", "demo-gpt"), ("demo-judge-c", "demo-claude")]
+
+
+def _gist(context: DialogueContext) -> str:
+    last = context.turns[-1]["text"].strip().rstrip(".!?")
+    words = last.split()
+    return "what you said about " + " ".join(words[-6:]) if len(words) > 3 else "this"
+
+
+def _write_jsonl(rows: Iterator[dict]) -> Path:
+    with tempfile.NamedTemporaryFile(
+        "w", suffix=".jsonl", delete=False, encoding="utf-8"
+    ) as handle:
+        for row in rows:
+            handle.write(json.dumps(row) + "\n")
+    return Path(handle.name)
+
+
+def _completion_rows(study: Study) -> Iterator[dict]:
+    for context in study.contexts.order_by("id"):
+        for name, family, _quality, template in DEMO_SYSTEMS:
+            yield {
+                "context_id": context.external_id,
+                "system": name,
+                "family": family,
+                "kind": "model",
+                "text": template.format(gist=_gist(context)),
+                "ttft_ms": 200 + 150 * DEMO_SYSTEMS.index((name, family, _quality, template)),
+                "demo": True,
+            }
+
+
+def _simulated_verdict(rng: random.Random, q_a: float, q_b: float) -> tuple[str, int]:
+    p_a = 1 / (1 + math.exp(q_b - q_a))
+    winner = "a" if rng.random() < p_a else "b"
+    margin = abs(q_a - q_b)
+    return winner, max(1, min(5, round(1 + 2.5 * margin + rng.random())))
+
+
+def _judgment_rows(study: Study, seed: int = 7) -> Iterator[dict]:
+    """Simulated LLM-judge verdicts on every pair: the demo leaderboard has something to show."""
+    rng = random.Random(seed)
+    quality = {name: q for name, _f, q, _t in DEMO_SYSTEMS}
+    pairs = Pair.objects.filter(study=study).select_related(
+        "context", "completion_a__system", "completion_b__system"
+    )
+    now = timezone.now().isoformat()
+    for pair in pairs.order_by("id"):
+        sys_a, sys_b = pair.completion_a.system.name, pair.completion_b.system.name
+        q_a, q_b = quality.get(sys_a, -1.2), quality.get(sys_b, -1.2)  # dataset turns: weakest
+        for judge, family in DEMO_JUDGES:
+            winner, strength = _simulated_verdict(rng, q_a, q_b)
+            yield {
+                "context_id": pair.context.external_id,
+                "system_a": sys_a,
+                "system_b": sys_b,
+                "completion_a": None,
+                "completion_b": None,
+                "shown_left": rng.choice("ab"),
+                "judge": judge,
+                "judge_kind": "llm",
+                "judge_family": family,
+                "winner": winner,
+                "strength": strength,
+                "strength_max": 5,
+                "axes": {
+                    axis: {"winner": _simulated_verdict(rng, q_a, q_b)[0], "strength": strength}
+                    for axis in "HEART"
+                },
+                "rationale": "Simulated demo verdict.",
+                "duration_ms": None,
+                "submitted_at": now,
+                "quality_check": False,
+                "excluded": False,
+            }
+
+
+def _ensure_users() -> None:
+    User = get_user_model()
+    Group.objects.get_or_create(name=STUDY_ADMINS)
+    Group.objects.get_or_create(name=WRITERS)
+    username, password = DEMO_ADMIN
+    admin, created = User.objects.get_or_create(
+        username=username, defaults={"is_staff": True, "is_superuser": True}
+    )
+    if created:
+        admin.set_password(password)
+        admin.save(update_fields=["password"])
+
+
+def load_demo(*, stdout=None) -> Study:
+    """Create (or top up) the demo study. Safe to run twice: every step is idempotent."""
+    study, _ = Study.objects.get_or_create(
+        slug=DEMO_SLUG,
+        defaults={
+            "name": "Demo study (ESConv sample, demo completions)",
+            "description": "Demo data: see demo/README.md. Not for reporting results.",
+            "items_per_rater": 8,
+            "quality_check_rate": 0.2,
+            "axis_marks": True,
+        },
+    )
+    quiet = {"stdout": stdout} if stdout else {}
+    call_command("import_esconv", str(SAMPLE), study=DEMO_SLUG, **quiet)
+    call_command(
+        "import_completions", str(_write_jsonl(_completion_rows(study))), study=DEMO_SLUG, **quiet
+    )
+    call_command("design_pairs", study=DEMO_SLUG, **quiet)
+    call_command(
+        "import_judgments", str(_write_jsonl(_judgment_rows(study))), study=DEMO_SLUG, **quiet
+    )
+    from annotation.quality import quality_items_seed_from_rubric
+
+    quality_items_seed_from_rubric(study)
+    _ensure_users()
+    return study

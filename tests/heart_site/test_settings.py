@@ -1,0 +1,88 @@
+"""Settings come from the environment: embedded default vs services, deploy checks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _settings(**env: str) -> dict:
+    """Import heart_site.settings in a clean interpreter with exactly this environment."""
+    script = (
+        "import json, heart_site.settings as s;"
+        "print(json.dumps({'engine': s.DATABASES['default']['ENGINE'],"
+        "'name': str(s.DATABASES['default']['NAME']), 'eager': s.CELERY_TASK_ALWAYS_EAGER,"
+        "'broker': s.CELERY_BROKER_URL, 'debug': s.DEBUG}))"
+    )
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "DEBUG", "CELERY_TASK_ALWAYS_EAGER"}
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    import json
+
+    return json.loads(out.stdout)
+
+
+def test_with_nothing_set_it_uses_sqlite_eager_celery_and_no_debug():
+    conf = _settings()
+    assert conf["engine"] == "django.db.backends.sqlite3"
+    assert conf["eager"] is True
+    assert conf["debug"] is False
+
+
+def test_with_services_set_it_uses_postgresql_and_the_redis_broker():
+    conf = _settings(
+        DATABASE_URL="postgres://u@db.example:5432/heart", REDIS_URL="redis://cache.example:6379/0"
+    )
+    assert conf["engine"] == "django.db.backends.postgresql"
+    assert conf["name"] == "heart"
+    assert conf["eager"] is False
+    assert conf["broker"] == "redis://cache.example:6379/0"
+
+
+def test_deploy_checks_pass_with_production_settings():
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in {
+            "DEBUG",
+            "SECURE_SSL_REDIRECT",
+            "SESSION_COOKIE_SECURE",
+            "CSRF_COOKIE_SECURE",
+            "DJANGO_ALLOW_ASYNC_UNSAFE",
+        }
+    }
+    env.update(
+        SECRET_KEY="k" * 20 + "3vQ9x!Zr7#Lm2@Pw8$Nt5^Hy1&Bc6*Df4(Gs0)Jk",
+        DEBUG="0",
+        DJANGO_SETTINGS_MODULE="heart_site.settings",
+    )
+    out = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "no issues" in out.stdout
+
+
+def test_the_health_endpoint_answers(client, db):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
