@@ -1,0 +1,44 @@
+"""Shared bits of the import commands: the --study/--create options and error reporting."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import contextmanager
+
+from django.core.management.base import BaseCommand, CommandError
+
+from completions.esconv import EsconvFormatError
+from completions.importers import ImportFileError
+from completions.models import Study
+from completions.services import ImportReport, StudyNotFound, study_resolve
+
+REFUSED = (ImportFileError, EsconvFormatError, StudyNotFound, OSError)
+
+
+def add_study_arguments(parser) -> None:
+    parser.add_argument("--study", required=True, help="slug of the study")
+    parser.add_argument(
+        "--create",
+        action="store_true",
+        help="create the study if it does not exist (else: an error)",
+    )
+
+
+@contextmanager
+def refused_as_command_error():
+    """Turn a refused import into a CommandError (nothing was written: one transaction)."""
+    try:
+        yield
+    except REFUSED as exc:
+        raise CommandError(f"import refused, nothing changed: {exc}") from exc
+
+
+def run_import(
+    command: BaseCommand, options: dict, action: Callable[[Study], ImportReport], title: str
+) -> None:
+    with refused_as_command_error():
+        study = study_resolve(slug=options["study"], create=options["create"])
+        report = action(study)
+    command.stdout.write(f"{title} into study {study.slug}:")
+    for line in report.lines() or ["nothing to do"]:
+        command.stdout.write(f"  {line}")
