@@ -52,6 +52,10 @@ DEMO_SYSTEMS = [
     ("demo-terse", "demo", -0.9, "OK. That happens to a lot of people. Try to stay positive."),
 ]
 DEMO_JUDGES = [("demo-judge-g", "demo-gpt"), ("demo-judge-c", "demo-claude")]
+# Simulated crowd raters on the first pairs, so agreement figures have humans to compare with;
+# they use 3 of each pair's 5 slots, leaving room for whoever tries the rater link.
+DEMO_RATERS = ["demo-rater-1", "demo-rater-2", "demo-rater-3"]
+DEMO_HUMAN_PAIRS = 120
 
 
 def _gist(context: DialogueContext) -> str:
@@ -91,24 +95,34 @@ def _simulated_verdict(rng: random.Random, q_a: float, q_b: float) -> tuple[str,
 
 
 def _judgment_rows(study: Study, seed: int = 7) -> Iterator[dict]:
-    """Simulated LLM-judge verdicts on every pair: the demo leaderboard has something to show."""
+    """Simulated verdicts (LLM judges on every pair, three crowd raters on the first pairs)."""
     rng = random.Random(seed)
     quality = {name: q for name, _f, q, _t in DEMO_SYSTEMS}
     pairs = Pair.objects.filter(study=study).select_related(
         "context", "completion_a__system", "completion_b__system"
     )
     now = timezone.now().isoformat()
-    for pair in pairs.order_by("id"):
+    for pair_index, pair in enumerate(pairs.order_by("id")):
         sys_a, sys_b = pair.completion_a.system.name, pair.completion_b.system.name
         q_a, q_b = quality.get(sys_a, -1.2), quality.get(sys_b, -1.2)  # dataset turns: weakest
+        base = {
+            "context_id": pair.context.external_id,
+            "system_a": sys_a,
+            "system_b": sys_b,
+            "completion_a": None,
+            "completion_b": None,
+            "submitted_at": now,
+            "quality_check": False,
+            "excluded": False,
+        }
         for judge, family in DEMO_JUDGES:
             winner, strength = _simulated_verdict(rng, q_a, q_b)
+            axes = {
+                axis: {"winner": _simulated_verdict(rng, q_a, q_b)[0], "strength": strength}
+                for axis in "HEART"
+            }
             yield {
-                "context_id": pair.context.external_id,
-                "system_a": sys_a,
-                "system_b": sys_b,
-                "completion_a": None,
-                "completion_b": None,
+                **base,
                 "shown_left": rng.choice("ab"),
                 "judge": judge,
                 "judge_kind": "llm",
@@ -116,15 +130,27 @@ def _judgment_rows(study: Study, seed: int = 7) -> Iterator[dict]:
                 "winner": winner,
                 "strength": strength,
                 "strength_max": 5,
-                "axes": {
-                    axis: {"winner": _simulated_verdict(rng, q_a, q_b)[0], "strength": strength}
-                    for axis in "HEART"
-                },
+                "axes": axes,
                 "rationale": "Simulated demo verdict.",
                 "duration_ms": None,
-                "submitted_at": now,
-                "quality_check": False,
-                "excluded": False,
+            }
+        if pair_index >= DEMO_HUMAN_PAIRS:
+            continue
+        for rater in DEMO_RATERS:
+            winner, strength = _simulated_verdict(rng, q_a, q_b)
+            tie = abs(q_a - q_b) < 0.3 and rng.random() < 0.3
+            yield {
+                **base,
+                "shown_left": rng.choice("ab"),
+                "judge": rater,
+                "judge_kind": "human",
+                "judge_family": None,
+                "winner": "tie" if tie else winner,
+                "strength": None if tie else min(strength, 2),
+                "strength_max": 2,
+                "axes": {},
+                "rationale": "Simulated demo rater.",
+                "duration_ms": rng.randint(8000, 40000),
             }
 
 
@@ -164,6 +190,6 @@ def load_demo(*, stdout=None) -> Study:
     )
     from annotation.quality import quality_items_seed_from_rubric
 
-    quality_items_seed_from_rubric(study)
+    quality_items_seed_from_rubric(study=study)
     _ensure_users()
     return study

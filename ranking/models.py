@@ -1,1 +1,77 @@
+"""Stored leaderboard fits, so the history of a study's leaderboard can be read back."""
+
 from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from completions.models import Study
+
+
+class JudgeFilter(models.TextChoices):
+    HUMAN = "human", "Human raters"
+    LLM = "llm", "LLM judges"
+    ALL = "all", "All judges"
+
+
+class SubsetFilter(models.TextChoices):
+    ALL = "all", "All contexts"
+    REGULAR = "regular", "Regular contexts"
+    ADVERSARIAL = "adversarial", "Adversarial contexts"
+
+
+class RefitTrigger(models.TextChoices):
+    NIGHTLY = "nightly"
+    MANUAL = "manual"
+    COMMAND = "command"
+
+
+class LeaderboardSnapshot(models.Model):
+    """One Bradley–Terry fit of a study's judgments, with its inputs' counts and timing.
+
+    `fingerprint` hashes the ids of the judgments that went in plus the fit parameters: a
+    refit over unchanged inputs finds the existing row instead of storing a duplicate (the
+    unique constraint makes two concurrent refits safe as well).
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="snapshots")
+    judges = models.CharField(max_length=8, choices=JudgeFilter.choices)
+    subset = models.CharField(max_length=16, choices=SubsetFilter.choices, default=SubsetFilter.ALL)
+    created_at = models.DateTimeField()
+    trigger = models.CharField(max_length=16, choices=RefitTrigger.choices)
+    fingerprint = models.CharField(max_length=64)
+    max_judgment_id = models.BigIntegerField(null=True, blank=True)
+    n_judgments = models.PositiveIntegerField(default=0)
+    n_comparisons = models.PositiveIntegerField(default=0)
+    n_excluded_raters = models.PositiveIntegerField(default=0)
+    n_systems = models.PositiveIntegerField(default=0)
+    params = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    duration_ms = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        get_latest_by = "created_at"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "judges", "subset", "fingerprint"], name="snapshot_unique_inputs"
+            ),
+            models.CheckConstraint(
+                condition=Q(judges__in=JudgeFilter.values), name="snapshot_judges_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(subset__in=SubsetFilter.values), name="snapshot_subset_valid"
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["study", "judges", "subset", "-created_at"], name="snapshot_latest"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study} {self.judges}/{self.subset} at {self.created_at:%Y-%m-%d %H:%M}"
+
+    @property
+    def top_systems(self) -> list[dict]:
+        return list(self.result.get("systems", []))[:3]

@@ -1,0 +1,30 @@
+"""REST API for study admins: the leaderboard as JSON (the `leaderboard --format json` shape)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from completions.access import IsStudyAdmin, access_study_for_admin
+
+from . import services
+from .models import JudgeFilter, SubsetFilter
+
+
+class LeaderboardQuerySerializer(serializers.Serializer):
+    judges = serializers.ChoiceField(choices=JudgeFilter.choices, default=JudgeFilter.ALL)
+    subset = serializers.ChoiceField(choices=SubsetFilter.choices, default=SubsetFilter.ALL)
+
+
+class LeaderboardApi(APIView):
+    """GET /studio/api/studies/<slug>/leaderboard/?judges=human|llm|all&subset=..."""
+
+    permission_classes = [IsStudyAdmin]
+
+    def get(self, request: Request, slug: str) -> Response:
+        study = access_study_for_admin(request.user, slug)
+        query = LeaderboardQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return Response(services.leaderboard_current(study, **query.validated_data))

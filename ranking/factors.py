@@ -1,0 +1,84 @@
+"""Factor structure of the HEART axes (paper 9.11). Pure pandas/numpy/statsmodels.
+
+Axis-level marks become per-response scores: each verdict on an axis gives the response
+(one system's completion on one context) +1 for a win, 0 for a tie and -1 for a loss; a
+response's axis score is the mean over the verdicts that marked that axis. Scores are
+z-scored per axis over the responses with a score on every axis, then:
+
+* eigenvalues of the axes' correlation matrix (one dominant eigenvalue = one latent
+  "conversational EQ"; several above 1 = separable sub-skills);
+* loadings of a one-factor principal-axis factor analysis (statsmodels);
+* Cronbach's alpha of the five z-scored axes;
+* Pearson correlation of the mean axis z-score with the response's overall score (its
+  mean +1/0/-1 on the primary verdict).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from statsmodels.multivariate.factor import Factor
+
+AXES = ["H", "E", "A", "R", "T"]
+MIN_RESPONSES = 10
+SCORES = {"a": 1.0, "tie": 0.0, "b": -1.0}
+
+
+def response_scores(judgments: pd.DataFrame) -> pd.DataFrame:
+    """Per response (context, system): mean +1/0/-1 per axis and for the overall verdict."""
+    columns = ["winner"] + [f"axis_{axis}" for axis in AXES if f"axis_{axis}" in judgments]
+    sides = []
+    for side, sign in (("a", 1.0), ("b", -1.0)):
+        part = pd.DataFrame(
+            {
+                "context": judgments["context"].to_numpy(),
+                "system": judgments[f"system_{side}"].to_numpy(),
+            }
+        )
+        for column in columns:
+            part[column] = judgments[column].map(SCORES).to_numpy(dtype=float) * sign
+        sides.append(part)
+    scores = pd.concat(sides).groupby(["context", "system"]).mean()
+    return scores.rename(columns=lambda c: c.removeprefix("axis_")).rename(
+        columns={"winner": "overall"}
+    )
+
+
+def cronbach_alpha(items: pd.DataFrame | np.ndarray) -> float:
+    """Cronbach's alpha of an observations x items matrix (complete rows)."""
+    data = np.asarray(items, dtype=float)
+    k = data.shape[1]
+    total = data.sum(axis=1).var(ddof=1)
+    if k < 2 or total == 0:
+        return math.nan
+    return float(k / (k - 1) * (1.0 - data.var(axis=0, ddof=1).sum() / total))
+
+
+def factor_structure(judgments: pd.DataFrame) -> dict | None:
+    """The paper 9.11 summary, or None without enough responses marked on every axis."""
+    scores = response_scores(judgments)
+    axes = [axis for axis in AXES if axis in scores]
+    complete = scores.dropna(subset=axes)
+    if len(axes) < 2 or len(complete) < MIN_RESPONSES:
+        return None
+    marks = complete[axes]
+    if (marks.std(ddof=1) == 0).any():
+        return None
+    z = (marks - marks.mean()) / marks.std(ddof=1)
+    eigenvalues = np.sort(np.linalg.eigvalsh(np.corrcoef(z.to_numpy(), rowvar=False)))[::-1]
+    loadings = Factor(z.to_numpy(), n_factor=1, method="pa").fit().loadings[:, 0]
+    loadings = loadings if loadings.sum() >= 0 else -loadings  # sign is arbitrary
+    overall = complete["overall"]
+    mean_z = z.mean(axis=1)
+    r = float(np.corrcoef(mean_z, overall)[0, 1]) if overall.std(ddof=1) > 0 else math.nan
+    return {
+        "n_responses": len(complete),
+        "axes": axes,
+        "eigenvalues": [float(v) for v in eigenvalues],
+        "explained_by_first": float(eigenvalues[0] / eigenvalues.sum()),
+        "loadings": {axis: float(v) for axis, v in zip(axes, loadings, strict=True)},
+        "cronbach_alpha": cronbach_alpha(z),
+        "correlation_with_overall": r,
+    }

@@ -1,0 +1,19 @@
+"""Validation of the leaderboard filters (page, plots, tables and API share them)."""
+
+from __future__ import annotations
+
+from django import forms
+
+from .models import JudgeFilter, SubsetFilter
+
+
+class LeaderboardFilterForm(forms.Form):
+    judges = forms.ChoiceField(choices=JudgeFilter.choices, required=False, label="Judges")
+    subset = forms.ChoiceField(choices=SubsetFilter.choices, required=False, label="Contexts")
+
+    def filters(self) -> dict[str, str]:
+        """The cleaned filters with defaults ("all"); call after is_valid()."""
+        return {
+            "judges": self.cleaned_data.get("judges") or JudgeFilter.ALL,
+            "subset": self.cleaned_data.get("subset") or SubsetFilter.ALL,
+        }

@@ -1,0 +1,223 @@
+"""Leaderboard figures (paper Figures 4-6) drawn with matplotlib's Agg canvas, SVG or PNG.
+
+Each plot takes a leaderboard result (the JSON of `services.leaderboard_current`) and
+returns the encoded image. Figures are built with `matplotlib.figure.Figure`, never
+pyplot, so concurrent requests in one process share no global state.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Callable
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from matplotlib.colors import LinearSegmentedColormap  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+AXES = ("H", "E", "A", "R", "T")
+FORMATS = {"svg": "image/svg+xml", "png": "image/png"}
+KIND_COLOURS = {"human": "#b5179e", "dataset": "#6c757d", "model": "#0b5cad"}
+# Figure 6's palette: light pink for rarely used strategies, dark teal for frequent ones.
+STRATEGY_CMAP = LinearSegmentedColormap.from_list("heart", ["#fbe3ec", "#8fd3c9", "#00595a"])
+HEAT_CMAP = "viridis"
+
+
+def _figure(width: float, height: float) -> Figure:
+    fig = Figure(figsize=(width, height), dpi=110, layout="constrained")
+    fig.set_facecolor("white")
+    return fig
+
+
+def _empty(fig: Figure, message: str) -> Figure:
+    ax = fig.add_subplot()
+    ax.axis("off")
+    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=12, color="#4a4a4a")
+    return fig
+
+
+def _rows_height(n: int) -> float:
+    return max(2.5, 0.9 + 0.32 * n)
+
+
+def forest(result: dict) -> Figure:
+    """Elo with its confidence interval per system, best at the top."""
+    systems = result.get("systems", [])
+    fig = _figure(7.5, _rows_height(len(systems)))
+    if not systems:
+        return _empty(fig, "No comparisons yet")
+    ax = fig.add_subplot()
+    for y, row in enumerate(reversed(systems)):
+        colour = KIND_COLOURS.get(row.get("kind") or "model", "#0b5cad")
+        low = row["ci_low"] if row["ci_low"] is not None else row["elo"]
+        high = row["ci_high"] if row["ci_high"] is not None else row["elo"]
+        ax.plot([low, high], [y, y], color=colour, linewidth=2)
+        ax.plot(row["elo"], y, "o", color=colour, markersize=6)
+    ax.set_yticks(range(len(systems)), [row["system"] for row in reversed(systems)])
+    ax.axvline(1500, color="#999999", linestyle=":", linewidth=1)
+    ax.set_xlabel("Elo (95% CI)")
+    ax.set_title(
+        f"Bradley–Terry Elo — judges: {result.get('judges')}, contexts: {result.get('subset')}",
+        fontsize=10,
+    )
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def _heatmap(
+    ax,
+    values: list[list[float | None]],
+    cmap,
+    vmin: float,
+    vmax: float,
+    fmt: Callable[[float], str],
+    light_text: Callable[[float], bool],
+):
+    """Annotated heatmap; `light_text(share)` says where the cell is dark enough for white."""
+    data = [[math.nan if v is None else v for v in row] for row in values]
+    image = ax.imshow(data, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    span = vmax - vmin or 1.0
+    for i, row in enumerate(data):
+        for j, value in enumerate(row):
+            if not math.isnan(value):
+                ax.text(
+                    j,
+                    i,
+                    fmt(value),
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white" if light_text((value - vmin) / span) else "black",
+                )
+    return image
+
+
+def axes_heatmap(result: dict) -> Figure:
+    """Figure 4: per-axis win rates (H/E/A/R/T) and overall, systems sorted by Elo."""
+    systems = result.get("systems", [])
+    fig = _figure(7.5, _rows_height(len(systems)))
+    if not systems:
+        return _empty(fig, "No comparisons yet")
+    ax = fig.add_subplot()
+    columns = [*AXES, "overall"]
+    values = [
+        [row["axes"].get(a) if a in AXES else row.get("win_rate") for a in columns]
+        for row in systems
+    ]
+    image = _heatmap(
+        ax, values, HEAT_CMAP, 0.0, 1.0, lambda v: f"{100 * v:.0f}", lambda share: share < 0.6
+    )
+    ax.set_xticks(range(len(columns)), columns)
+    ax.set_yticks(range(len(systems)), [f"{row['system']} ({row['elo']:.0f})" for row in systems])
+    ax.set_title("Win rate (%) per HEART axis; Elo in brackets", fontsize=10)
+    fig.colorbar(image, ax=ax, label="win rate")
+    return fig
+
+
+def win_matrix(result: dict) -> Figure:
+    """Share of comparisons the row system won against the column system (ties half)."""
+    matrix = result.get("win_matrix") or {}
+    names = matrix.get("systems", [])
+    fig = _figure(max(5.0, 1.8 + 0.55 * len(names)), max(4.0, 1.5 + 0.45 * len(names)))
+    if not names:
+        return _empty(fig, "No comparisons yet")
+    ax = fig.add_subplot()
+    image = _heatmap(
+        ax,
+        matrix["rates"],
+        "RdBu",
+        0.0,
+        1.0,
+        lambda v: f"{v:.2f}",
+        lambda share: abs(share - 0.5) > 0.3,
+    )
+    ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
+    ax.set_yticks(range(len(names)), names)
+    ax.set_xlabel("opponent")
+    ax.set_title("Win rate of row vs column", fontsize=10)
+    fig.colorbar(image, ax=ax, label="row wins")
+    return fig
+
+
+def strategies(result: dict) -> Figure:
+    """Figure 6: strategy usage (%) per family, strategies sorted by overall usage."""
+    section = result.get("strategies") or {}
+    families, names = section.get("families", []), section.get("strategies", [])
+    fig = _figure(max(6.0, 3.5 + 0.8 * len(families)), _rows_height(len(names)))
+    if not names:
+        return _empty(fig, "No strategy labels yet")
+    ax = fig.add_subplot()
+    image = _heatmap(
+        ax,
+        section["usage"],
+        STRATEGY_CMAP,
+        0.0,
+        100.0,
+        lambda v: f"{v:.0f}",
+        lambda share: share > 0.55,
+    )
+    ax.set_xticks(range(len(families)), families, rotation=30, ha="right")
+    ax.set_yticks(range(len(names)), names)
+    ax.set_title("Strategy usage (% of completions) per family", fontsize=10)
+    fig.colorbar(image, ax=ax, label="usage %")
+    return fig
+
+
+def elo_vs_ttft(result: dict) -> Figure:
+    """Figure 5: Elo against median time to first token (log scale), field mean dashed."""
+    points = [row for row in result.get("systems", []) if row.get("ttft_ms")]
+    fig = _figure(7.0, 4.5)
+    if not points:
+        return _empty(fig, "No time-to-first-token data")
+    ax = fig.add_subplot()
+    families = sorted({row.get("family") or row.get("kind") or "-" for row in points})
+    palette = matplotlib.colormaps["tab10"]
+    for i, family in enumerate(families):
+        group = [row for row in points if (row.get("family") or row.get("kind") or "-") == family]
+        ax.scatter(
+            [row["ttft_ms"] for row in group],
+            [row["elo"] for row in group],
+            color=palette(i % 10),
+            label=family,
+            s=40,
+        )
+        for row in group:
+            ax.annotate(
+                row["system"],
+                (row["ttft_ms"], row["elo"]),
+                fontsize=7,
+                xytext=(4, 3),
+                textcoords="offset points",
+            )
+    mean = sum(row["elo"] for row in result["systems"]) / len(result["systems"])
+    ax.axhline(mean, color="#555555", linestyle="--", linewidth=1, label="field mean")
+    ax.set_xscale("log")
+    ax.set_xlabel("median time to first token (ms, log scale)")
+    ax.set_ylabel("Elo")
+    ax.legend(fontsize=7, loc="best")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+PLOTS: dict[str, tuple[Callable[[dict], Figure], str]] = {
+    "forest": (forest, "Forest plot of Elo ratings with 95% confidence intervals"),
+    "axes": (axes_heatmap, "Heatmap of win rates per HEART axis and overall"),
+    "win-matrix": (win_matrix, "Heatmap of pairwise win rates between systems"),
+    "strategies": (strategies, "Heatmap of support-strategy usage per system family"),
+    "ttft": (elo_vs_ttft, "Scatter of Elo against median time to first token, log scale"),
+}
+
+
+def render(name: str, result: dict, fmt: str) -> bytes:
+    """Draw plot `name` for `result` and encode it as `fmt` ("svg" or "png")."""
+    draw, _ = PLOTS[name]
+    fig = draw(result)
+    buffer = io.BytesIO()
+    # A fixed hash salt and no date keep SVG output byte-identical for identical input.
+    metadata = {"Date": None} if fmt == "svg" else {}
+    with matplotlib.rc_context({"svg.hashsalt": "heart", "svg.fonttype": "none"}):
+        fig.savefig(buffer, format=fmt, metadata=metadata)
+    return buffer.getvalue()

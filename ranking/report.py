@@ -1,0 +1,248 @@
+"""The analysis sections of a leaderboard result, from the loaded frames (no Django import).
+
+Glue between the DataFrames `ranking.selectors` loads and the pure maths in
+`ranking.analysis` / `ranking.agreement`; everything returned is plain JSON.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import agreement, analysis, factors
+
+AXES = analysis.AXES
+#: The tests whose p-values are corrected together (Benjamini–Hochberg, paper 9.12).
+CORRELATIONS = [
+    ("elo", "log10_ttft_ms"),
+    ("elo", "external_score"),
+    ("win_rate", "external_score"),
+]
+
+
+def _num(value: Any, digits: int = 4) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) or math.isinf(value) else round(value, digits)
+
+
+def system_attributes(systems: pd.DataFrame, completions: pd.DataFrame) -> pd.DataFrame:
+    """Per system: kind, family, TTFT (its own, else its completions' median) and score."""
+    frame = systems.copy()
+    if not completions.empty:
+        median = (
+            pd.to_numeric(completions["ttft_ms"], errors="coerce")
+            .groupby(completions["system"])
+            .median()
+        )
+        frame["ttft_ms"] = pd.to_numeric(frame["ttft_ms"], errors="coerce").fillna(
+            median.reindex(frame.index)
+        )
+    frame["ttft_ms"] = pd.to_numeric(frame["ttft_ms"], errors="coerce")
+    frame["external_score"] = pd.to_numeric(frame["external_score"], errors="coerce")
+    return frame
+
+
+def family_label(kind: str, family: str, system: str) -> str:
+    """Strategy-analysis group: all human writers together, models by family (Figure 6)."""
+    if kind in ("human", "dataset"):
+        return kind
+    return family or system
+
+
+def add_axes(leaderboard: list[dict], judgments: pd.DataFrame) -> pd.DataFrame:
+    """Per-axis and overall win rates (unweighted, ties half) written into each row.
+
+    `win_rate` becomes the raw share of comparisons won, as the paper's "overall win
+    rate"; the fit's strength-weighted share stays as `weighted_win_rate`.
+    """
+    if judgments.empty:
+        return pd.DataFrame(columns=[*AXES, "overall"])
+    rates = analysis.axis_win_rates(judgments)
+    for row in leaderboard:
+        if row["system"] in rates.index:
+            found = rates.loc[row["system"]]
+            row["axes"] = {axis: _num(found.get(axis)) for axis in AXES if axis in rates}
+            row["weighted_win_rate"] = row["win_rate"]
+            row["win_rate"] = _num(found["overall"])
+    return rates
+
+
+def win_matrix(comparisons: pd.DataFrame, order: list[str]) -> dict:
+    """rates[i][j]: share of i-vs-j comparisons that i won (ties half, unweighted)."""
+    index = {name: i for i, name in enumerate(order)}
+    k = len(order)
+    wins, counts = np.zeros((k, k)), np.zeros((k, k))
+    a = comparisons["system_a"].map(index).to_numpy(dtype=int)
+    b = comparisons["system_b"].map(index).to_numpy(dtype=int)
+    winner = comparisons["winner"].to_numpy(dtype=object)
+    score_a = np.select([winner == "a", winner == "tie"], [1.0, 0.5], default=0.0)
+    np.add.at(wins, (a, b), score_a)
+    np.add.at(wins, (b, a), 1.0 - score_a)
+    np.add.at(counts, (a, b), 1.0)
+    np.add.at(counts, (b, a), 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = np.where(counts > 0, wins / counts, np.nan)
+    return {
+        "systems": order,
+        "rates": [[_num(v) for v in row] for row in rates],
+        "n": counts.astype(int).tolist(),
+    }
+
+
+def head_to_head(comparisons: pd.DataFrame, attributes: pd.DataFrame) -> dict:
+    """Human-vs-model shares overall and per model system (paper 4.5)."""
+    kinds = attributes["kind"]
+    kind_a = comparisons["system_a"].map(kinds)
+    kind_b = comparisons["system_b"].map(kinds)
+    mixed = comparisons[
+        ((kind_a == "model") & (kind_b == "human")) | ((kind_a == "human") & (kind_b == "model"))
+    ]
+    overall = analysis.head_to_head_shares(mixed, kinds)
+    per_model = {}
+    for name, rows in mixed.groupby(
+        np.where(kind_a[mixed.index] == "model", mixed["system_a"], mixed["system_b"])
+    ):
+        per_model[str(name)] = _shares(analysis.head_to_head_shares(rows, kinds))
+    return {"overall": _shares(overall), "per_model": per_model}
+
+
+def _shares(shares: dict) -> dict:
+    return {key: int(value) if key == "n" else _num(value) for key, value in shares.items()}
+
+
+def strategy_section(completions: pd.DataFrame) -> dict:
+    """Strategy usage per family with SD, range and entropy (Figure 6, paper 4.8)."""
+    labels = _strategy_labels(completions)
+    if labels.empty or labels["strategy"].isna().all():
+        return {"families": [], "strategies": [], "usage": [], "spread": {}}
+    usage, spread = analysis.strategy_usage(labels)
+    usage = usage.loc[usage.sum(axis=1) > 0]
+    usage = usage.loc[usage.mean(axis=1).sort_values(ascending=False).index]
+    return {
+        "families": [str(f) for f in usage.columns],
+        "strategies": [str(s) for s in usage.index],
+        "usage": [[_num(v, 2) for v in row] for row in usage.to_numpy()],
+        "spread": {
+            str(family): {key: _num(value, 3) for key, value in row.items()}
+            for family, row in spread.iterrows()
+        },
+    }
+
+
+def _strategy_labels(completions: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for item in completions.itertuples(index=False):
+        if not isinstance(item.strategies, list):
+            continue  # not labelled at all: left out of the denominators too
+        family = family_label(item.kind, item.family, item.system)
+        names = [str(s) for s in item.strategies if s] or [None]
+        rows.extend(
+            {"family": family, "completion": item.completion, "strategy": name} for name in names
+        )
+    return pd.DataFrame(rows, columns=["family", "completion", "strategy"])
+
+
+def correlation_section(
+    leaderboard: list[dict], attributes: pd.DataFrame, alpha: float
+) -> list[dict]:
+    """Elo / win rate vs log TTFT and vs external score; BH across the whole family."""
+    if not leaderboard:
+        return []
+    frame = pd.DataFrame(leaderboard).set_index("system")[["elo", "win_rate"]]
+    frame = frame.join(attributes[["ttft_ms", "external_score"]], how="left")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frame["log10_ttft_ms"] = np.log10(frame["ttft_ms"].where(frame["ttft_ms"] > 0))
+    tests = []
+    for y, x in CORRELATIONS:
+        stats = analysis.correlation(frame[x].astype(float), frame[y].astype(float))
+        tests.append({"x": x, "y": y, **stats})
+    pvalues = [t[key] for t in tests for key in ("pearson_p", "spearman_p")]
+    adjusted = analysis.benjamini_hochberg(pvalues, alpha=alpha)["p_adjusted"].to_numpy()
+    for i, test in enumerate(tests):
+        test["pearson_p_bh"] = adjusted[2 * i]
+        test["spearman_p_bh"] = adjusted[2 * i + 1]
+    return [{key: _stat(key, v) for key, v in t.items()} for t in tests]
+
+
+def _stat(key: str, value: Any) -> Any:
+    """Statistics to 4 decimals; p-values to 4 significant digits (a tiny p stays > 0)."""
+    if not isinstance(value, float):
+        return value
+    if "_p" in key and _num(value) is not None:
+        return float(f"{value:.4g}")
+    return _num(value)
+
+
+def analysis_sections(
+    *,
+    judgments: pd.DataFrame,
+    comparisons: pd.DataFrame,
+    systems: pd.DataFrame,
+    completions: pd.DataFrame,
+    leaderboard: list[dict],
+    params: dict,
+    split: dict | None,
+) -> dict:
+    """Everything the leaderboard page shows beside the Elo table."""
+    attributes = system_attributes(systems, completions)
+    add_axes(leaderboard, judgments)
+    for row in leaderboard:
+        if row["system"] in attributes.index:
+            row["ttft_ms"] = _num(attributes.loc[row["system"], "ttft_ms"], 1)
+            row["external_score"] = _num(attributes.loc[row["system"], "external_score"], 3)
+    order = [row["system"] for row in leaderboard]
+    sections = {
+        "win_matrix": win_matrix(comparisons, order)
+        if order
+        else {"systems": [], "rates": [], "n": []},
+        "head_to_head": head_to_head(comparisons, attributes),
+        "strategies": strategy_section(completions),
+        "correlations": correlation_section(leaderboard, attributes, params["alpha"]),
+    }
+    sections["factors"] = factors.factor_structure(judgments) if len(judgments) else None
+    if split is not None:
+        sections["split"] = split
+    return sections
+
+
+def safe_agreement(judgments: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -> dict:
+    """agreement.agreement_summary on the loaded frame (strengths as floats)."""
+    frame = judgments.assign(
+        strength=pd.to_numeric(judgments["strength"], errors="coerce").astype(float),
+        strength_max=pd.to_numeric(judgments["strength_max"], errors="coerce").astype(float),
+    )
+    if frame.empty:
+        return {
+            "fleiss_kappa": None,
+            "krippendorff_alpha": None,
+            "inter_human_agreement": None,
+            "human_llm_agreement": {"rate": None, "ci_low": None, "ci_high": None, "n": 0},
+            "cross_judge_agreement": {},
+            "position_bias": {},
+        }
+    summary = agreement.agreement_summary(frame, n_boot=n_boot, seed=seed)
+    summary.update(_agreement_extras(frame))
+    return summary
+
+
+def _agreement_extras(frame: pd.DataFrame) -> dict:
+    """Paper 4.4 beside the summary: agreement between judge families (GPT-Claude...) and
+    each LLM judge's agreement with the human majority (no interval: a quick comparison)."""
+    families = frame["judge_family"].notna() & (frame["judge_kind"] == "llm")
+    by_family = agreement.cross_judge_agreement(frame[families], by="judge_family")
+    humans = frame["judge_kind"] == "human"
+    by_judge = {}
+    for judge in sorted(frame.loc[frame["judge_kind"] == "llm", "judge"].unique()):
+        rate = agreement.human_llm_agreement(frame[humans | (frame["judge"] == judge)], n_boot=0)
+        if rate.n:
+            by_judge[str(judge)] = {"rate": _num(rate.rate), "n": int(rate.n)}
+    return {
+        "cross_family_agreement": {pair: _num(r.rate) for pair, r in by_family.items()},
+        "cross_family_n": {pair: int(r.n) for pair, r in by_family.items()},
+        "human_llm_agreement_by_judge": by_judge,
+    }

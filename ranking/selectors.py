@@ -1,0 +1,143 @@
+"""Reads for the ranking app: judgments and systems as DataFrames, snapshots for the pages.
+
+Each loader is one query (`values()` over joins), so its cost does not grow with the number of
+pairs, systems or raters beyond the rows themselves.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from django.db.models import BooleanField, Count, Max, QuerySet, Sum, Value
+from django.db.models.fields.json import KT
+from django.db.models.functions import Coalesce
+
+from annotation.models import AXES, Judgment, Rater
+from completions.models import Completion, Study, System
+
+from .models import LeaderboardSnapshot
+
+JUDGMENT_COLUMNS = {
+    "id": "id",
+    "item": "pair_id",
+    "context": "pair__context_id",
+    "adversarial": "pair__context__adversarial",
+    "system_a": "pair__completion_a__system__name",
+    "system_b": "pair__completion_b__system__name",
+    "kind_a": "pair__completion_a__system__kind",
+    "kind_b": "pair__completion_b__system__kind",
+    "winner": "winner",
+    "strength": "strength",
+    "strength_max": "strength_max",
+    "judge": "judge",
+    "judge_kind": "judge_kind",
+    "judge_family": "judge_family",
+    "shown_left": "shown_left",
+}
+AXIS_COLUMNS = [f"axis_{axis}" for axis in AXES]
+
+
+def _excluded_expression() -> Coalesce:
+    # Rater.excluded in SQL: the admin's override wins over the computed flag; LLM and
+    # imported judgments have no rater and are never excluded.
+    return Coalesce(
+        "rater__exclusion_override", "rater__flagged", Value(False), output_field=BooleanField()
+    )
+
+
+def judgments_queryset(study: Study, *, judges: str = "all", subset: str = "all") -> QuerySet:
+    """Judgments that count: real pairs (no quality checks) by judges who are not excluded."""
+    qs = (
+        Judgment.objects.filter(study=study, pair__isnull=False, quality_check=False)
+        .alias(excluded=_excluded_expression())
+        .filter(excluded=False)
+    )
+    if judges != "all":
+        qs = qs.filter(judge_kind=judges)
+    if subset != "all":
+        qs = qs.filter(pair__context__adversarial=(subset == "adversarial"))
+    return qs
+
+
+def judgments_frame(study: Study, *, judges: str = "all", subset: str = "all") -> pd.DataFrame:
+    """One row per counted judgment, canonical orientation, axes spread into axis_H..axis_T."""
+    # The axis winners come out of the JSON as text in SQL: no per-row JSON decoding.
+    axes = {
+        column: KT(f"axes__{axis}__winner") for axis, column in zip(AXES, AXIS_COLUMNS, strict=True)
+    }
+    rows = (
+        judgments_queryset(study, judges=judges, subset=subset)
+        .annotate(**axes)
+        .order_by("id")
+        .values_list(*JUDGMENT_COLUMNS.values(), *AXIS_COLUMNS)
+    )
+    frame = pd.DataFrame.from_records(list(rows), columns=[*JUDGMENT_COLUMNS, *AXIS_COLUMNS])
+    for column in AXIS_COLUMNS:
+        frame[column] = frame[column].where(frame[column].isin(["a", "b", "tie"]), None)
+    frame["shown_left"] = frame["shown_left"].replace("", None)
+    frame["judge_family"] = frame["judge_family"].replace("", None)
+    return frame
+
+
+def systems_frame(study: Study) -> pd.DataFrame:
+    """Systems with kind, family, TTFT (the system's, else its completions' median), score."""
+    rows = (
+        System.objects.filter(study=study)
+        .order_by("name")
+        .values_list("name", "kind", "family", "ttft_ms", "external_score")
+    )
+    frame = pd.DataFrame.from_records(
+        list(rows), columns=["system", "kind", "family", "ttft_ms", "external_score"]
+    ).set_index("system")
+    return frame
+
+
+def completions_frame(study: Study) -> pd.DataFrame:
+    """One row per completion: system, family, kind, TTFT and strategy labels."""
+    rows = (
+        Completion.objects.filter(system__study=study)
+        .order_by("id")
+        .values_list(
+            "id",
+            "system__name",
+            "system__family",
+            "system__kind",
+            "ttft_ms",
+            "metadata__strategies",
+        )
+    )
+    return pd.DataFrame.from_records(
+        list(rows), columns=["completion", "system", "family", "kind", "ttft_ms", "strategies"]
+    )
+
+
+def judgments_state(study: Study) -> dict:
+    """Cheap fingerprint of a study's inputs (for caches): last judgment id, count, and the
+    number and id-sum of excluded raters (so a flag or an override changes it)."""
+    state = Judgment.objects.filter(study=study).aggregate(last=Max("id"), n=Count("id"))
+    excluded = (
+        Rater.objects.filter(study=study)
+        .alias(excluded=Coalesce("exclusion_override", "flagged", output_field=BooleanField()))
+        .filter(excluded=True)
+        .aggregate(n=Count("id"), ids=Sum("id"))
+    )
+    return {
+        "last": state["last"],
+        "n": state["n"],
+        "excluded": [excluded["n"], int(excluded["ids"] or 0)],
+    }
+
+
+def snapshot_latest(study: Study, *, judges: str, subset: str) -> LeaderboardSnapshot | None:
+    return (
+        LeaderboardSnapshot.objects.filter(study=study, judges=judges, subset=subset)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+def snapshot_history(study: Study, *, limit: int = 100) -> QuerySet[LeaderboardSnapshot]:
+    return LeaderboardSnapshot.objects.filter(study=study).order_by("-created_at", "-id")[:limit]
+
+
+def studies_active() -> QuerySet[Study]:
+    return Study.objects.filter(is_active=True).order_by("id")

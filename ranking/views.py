@@ -1,0 +1,93 @@
+"""Study-admin pages: the leaderboard with its plots and tables, refits and their history."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from completions.access import access_study_for_admin, study_admin_required
+
+from . import plots, selectors, services, tables
+from .forms import LeaderboardFilterForm
+
+
+def _filters(request: HttpRequest) -> dict[str, str] | None:
+    form = LeaderboardFilterForm(request.GET)
+    return form.filters() if form.is_valid() else None
+
+
+@require_GET
+@study_admin_required
+def leaderboard_page(request: HttpRequest, slug: str) -> HttpResponse:
+    study = access_study_for_admin(request.user, slug)
+    form = LeaderboardFilterForm(request.GET)
+    if not form.is_valid():
+        return HttpResponseBadRequest("Unknown filter value.")
+    filters = form.filters()
+    result = services.leaderboard_current(study, **filters)
+    context = {
+        "study": study,
+        "form": form,
+        "filters": filters,
+        "result": result,
+        "query": f"judges={filters['judges']}&subset={filters['subset']}",
+        "plots": [(name, alt) for name, (_, alt) in plots.PLOTS.items()],
+        "tables": list(tables.TABLES),
+    }
+    # A history-restore request needs the whole page, a filter change only the results.
+    fragment = request.htmx and not request.htmx.history_restore_request
+    template = "ranking/leaderboard.html#results" if fragment else "ranking/leaderboard.html"
+    return render(request, template, context)
+
+
+@require_GET
+@study_admin_required
+def leaderboard_plot(request: HttpRequest, slug: str, name: str, fmt: str) -> HttpResponse:
+    study = access_study_for_admin(request.user, slug)
+    filters = _filters(request)
+    if filters is None or name not in plots.PLOTS or fmt not in plots.FORMATS:
+        return HttpResponseBadRequest("Unknown plot, format or filter.")
+    image = services.leaderboard_plot(study, name=name, fmt=fmt, **filters)
+    response = HttpResponse(image, content_type=plots.FORMATS[fmt])
+    if "download" in request.GET:
+        filename = f"{study.slug}-{name}-{filters['judges']}-{filters['subset']}.{fmt}"
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Cache-Control"] = "private, max-age=60"
+    return response
+
+
+@require_GET
+@study_admin_required
+def leaderboard_table(request: HttpRequest, slug: str, name: str) -> HttpResponse:
+    study = access_study_for_admin(request.user, slug)
+    filters = _filters(request)
+    if filters is None or name not in tables.TABLES:
+        return HttpResponseBadRequest("Unknown table or filter.")
+    result = services.leaderboard_current(study, **filters)
+    response = HttpResponse(tables.to_csv(name, result), content_type="text/csv; charset=utf-8")
+    filename = f"{study.slug}-{name}-{filters['judges']}-{filters['subset']}.csv"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@require_POST
+@study_admin_required
+def leaderboard_refit(request: HttpRequest, slug: str) -> HttpResponse:
+    study = access_study_for_admin(request.user, slug)
+    services.snapshot_request_refit(study=study)
+    messages.success(
+        request,
+        "Refit queued: the new snapshot appears in the history when the worker has finished.",
+    )
+    return redirect(reverse("ranking:history", args=[study.slug]))
+
+
+@require_GET
+@study_admin_required
+def leaderboard_history(request: HttpRequest, slug: str) -> HttpResponse:
+    study = access_study_for_admin(request.user, slug)
+    snapshots = selectors.snapshot_history(study)
+    return render(request, "ranking/history.html", {"study": study, "snapshots": snapshots})

@@ -1,0 +1,42 @@
+"""The embedded default's demo study: loads from the shipped sample, twice without change."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from annotation.models import Judgment, Pair, QualityCheckItem
+from completions.models import Completion, DialogueContext, System
+from heart_site.demo import DEMO_ADMIN, load_demo
+
+pytestmark = pytest.mark.django_db
+
+
+def _counts() -> tuple[int, ...]:
+    models = (DialogueContext, System, Completion, Pair, Judgment, QualityCheckItem)
+    return tuple(model.objects.count() for model in models)
+
+
+def test_the_demo_loads_labelled_demo_data_and_a_second_run_changes_nothing():
+    study = load_demo()
+    first = _counts()
+    load_demo()
+    assert _counts() == first
+    contexts, systems, completions, pairs, judgments, checks = first
+    assert contexts > 20 and pairs > 100 and judgments > 100 and checks > 0
+    kinds = {s.name: s.kind for s in study.systems.all()}
+    assert kinds.pop("original-dataset") == "dataset"
+    assert kinds and all(name.startswith("demo-") for name in kinds)
+    assert all(c.source == "ESConv" for c in study.contexts.all())
+
+
+def test_the_demo_admin_can_log_in_and_the_rater_link_answers(client):
+    study = load_demo()
+    username, password = DEMO_ADMIN
+    assert get_user_model().objects.get(username=username).is_superuser
+    entry = client.get(f"/r/{study.invite_token}/", follow=True)
+    assert entry.status_code == 200
+    assert entry.redirect_chain[-1][0].endswith("/consent/")
+    assert client.login(username=username, password=password)
+    assert client.get("/admin/completions/study/").status_code == 200
+    assert client.get(f"/studio/{study.slug}/leaderboard/").status_code == 200

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from ranking.models import LeaderboardSnapshot
+from ranking.tasks import refit_study
+from tests.ranking.study_builder import X, Y, add_known_verdicts, build_study, judge
+
+pytestmark = pytest.mark.integration
+
+
+def _wait_for_snapshots(study, expected: int, timeout: float = 30.0) -> list[LeaderboardSnapshot]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        rows = list(LeaderboardSnapshot.objects.filter(study=study).order_by("judges"))
+        if len(rows) >= expected:
+            return rows
+        time.sleep(0.25)
+    pytest.fail(f"the worker stored {len(rows)} of {expected} snapshots within {timeout} s")
+
+
+def test_a_real_worker_refits_a_study_into_snapshots(transactional_db, celery_live):
+    built = build_study()
+    add_known_verdicts(built)
+    refit_study.delay(built.study.pk, "manual")
+    rows = _wait_for_snapshots(built.study, 3)
+    assert [row.judges for row in rows] == ["all", "human", "llm"]
+    assert {row.trigger for row in rows} == {"manual"}
+    best = rows[0].result["systems"][0]
+    assert best["system"] == X
+    assert best["ci_low"] <= best["elo"] <= best["ci_high"]
+    assert rows[1].n_comparisons == 4
+
+
+def test_repeated_refits_store_one_snapshot_per_distinct_input(transactional_db, celery_live):
+    built = build_study()
+    add_known_verdicts(built)
+    refit_study.delay(built.study.pk, "manual")
+    _wait_for_snapshots(built.study, 3)
+    refit_study.delay(built.study.pk, "nightly")
+    refit_study.delay(built.study.pk, "nightly")  # concurrent duplicates on a 2-process worker
+    judge(built, 1, Y, judge="late-rater", strength=1)
+    refit_study.delay(built.study.pk, "nightly")
+    rows = _wait_for_snapshots(built.study, 5)
+    # Whenever the duplicates ran, the unique fingerprint let each input in once: the new
+    # judgment adds a human and an all-judges snapshot, the LLM inputs did not change.
+    assert len(rows) == 5
+    assert sorted(row.judges for row in rows) == ["all", "all", "human", "human", "llm"]

@@ -1,0 +1,152 @@
+from __future__ import annotations
+
+import io
+import json
+import math
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from ranking.models import LeaderboardSnapshot
+from tests.ranking.study_builder import (
+    X,
+    Y,
+    add_known_verdicts,
+    add_noise_that_must_not_count,
+    build_study,
+    judge,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def built():
+    built = build_study(slug="cmd")
+    add_known_verdicts(built)
+    add_noise_that_must_not_count(built)
+    judge(built, 0, X, judge="judge-gpt", kind="llm", strength=5, strength_max=5, family="gpt")
+    judge(
+        built, 0, X, judge="judge-claude", kind="llm", strength=2, strength_max=5, family="claude"
+    )
+    judge(
+        built, 1, Y, judge="judge-claude", kind="llm", strength=2, strength_max=5, family="claude"
+    )
+    return built
+
+
+def _run(*args: str) -> str:
+    out = io.StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_leaderboard_json_has_the_contract_shape_sorted_by_elo(built):
+    body = json.loads(
+        _run(
+            "leaderboard",
+            "--study",
+            "cmd",
+            "--judges",
+            "human",
+            "--format",
+            "json",
+            "--ci",
+            "fisher",
+            "--weights",
+            "none",
+        )
+    )
+    assert body["study"] == "cmd"
+    assert body["judges"] == "human"
+    assert body["n_comparisons"] == 4
+    systems = body["systems"]
+    assert [row["system"] for row in systems] == [X, Y]
+    for row in systems:
+        assert {"system", "elo", "ci_low", "ci_high", "win_rate", "n", "axes"} <= set(row)
+        assert row["ci_low"] < row["elo"] < row["ci_high"]
+    assert systems[0]["elo"] - systems[1]["elo"] == pytest.approx(400 * math.log10(3), abs=0.5)
+    assert systems[0]["win_rate"] == pytest.approx(0.75)
+
+
+def test_leaderboard_default_is_a_bootstrap_over_contexts(built):
+    body = json.loads(_run("leaderboard", "--study", "cmd", "--format", "json", "--rounds", "200"))
+    assert body["params"]["ci"] == "bootstrap"
+    assert body["params"]["bootstrap_rounds"] == 200
+    assert body["n_comparisons"] == 7  # 4 human + 3 LLM; noise left out
+
+
+def test_leaderboard_table_lists_systems_in_rank_order(built):
+    text = _run("leaderboard", "--study", "cmd", "--ci", "none")
+    assert text.index(X) < text.index(Y)
+    assert "comparisons=7" in text
+
+
+def test_leaderboard_subset_and_ties_options(built):
+    body = json.loads(
+        _run(
+            "leaderboard",
+            "--study",
+            "cmd",
+            "--format",
+            "json",
+            "--subset",
+            "adversarial",
+            "--ties",
+            "davidson",
+            "--ci",
+            "fisher",
+        )
+    )
+    assert body["subset"] == "adversarial"
+    assert body["n_comparisons"] == 2
+    assert body["params"]["ties"] == "davidson"
+
+
+def test_leaderboard_snapshot_option_stores_one_row(built):
+    _run("leaderboard", "--study", "cmd", "--snapshot", "--ci", "fisher")
+    _run("leaderboard", "--study", "cmd", "--snapshot", "--ci", "fisher")
+    snapshot = LeaderboardSnapshot.objects.get()
+    assert snapshot.trigger == "command"
+    assert snapshot.n_comparisons == 7
+
+
+def test_an_unknown_study_is_an_error(built):
+    with pytest.raises(CommandError, match="no study"):
+        _run("leaderboard", "--study", "nope")
+    with pytest.raises(CommandError, match="no study"):
+        _run("agreement", "--study", "nope")
+
+
+def test_agreement_json_has_the_contract_keys(built):
+    body = json.loads(_run("agreement", "--study", "cmd", "--format", "json"))
+    assert {
+        "fleiss_kappa",
+        "krippendorff_alpha",
+        "inter_human_agreement",
+        "human_llm_agreement",
+        "cross_judge_agreement",
+    } <= set(body)
+    assert set(body["human_llm_agreement"]) >= {"rate", "ci_low", "ci_high", "n"}
+    # judge-claude and judge-gpt share pair 0 only, and agree there.
+    assert body["cross_judge_agreement"] == {"judge-claude|judge-gpt": 1.0}
+    # Human majorities: x on pairs 0 and 1... and the LLM majorities: x on 0, y on 1.
+    assert body["human_llm_agreement"]["n"] == 2
+    assert body["human_llm_agreement"]["rate"] == 0.5
+    assert body["cross_family_agreement"] == {"claude|gpt": 1.0}
+    assert body["human_llm_agreement_by_judge"] == {
+        "judge-claude": {"rate": 0.5, "n": 2},
+        "judge-gpt": {"rate": 1.0, "n": 1},
+    }
+
+
+def test_agreement_table_prints_every_statistic(built):
+    text = _run("agreement", "--study", "cmd")
+    for label in (
+        "Fleiss' kappa",
+        "Krippendorff's alpha",
+        "Inter-human agreement",
+        "Human-LLM agreement",
+        "judge-claude|judge-gpt",
+    ):
+        assert label in text

@@ -1,0 +1,258 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+from django.core.cache import cache
+
+from annotation.models import Rater
+from ranking import selectors, services
+from ranking.models import LeaderboardSnapshot
+from tests.ranking.study_builder import (
+    X,
+    Y,
+    add_known_verdicts,
+    add_noise_that_must_not_count,
+    build_study,
+    judge,
+)
+
+pytestmark = pytest.mark.django_db
+GAP_UNWEIGHTED = 400 * math.log10(3)  # x won 3 of 4
+GAP_NORMALIZED = 400 * math.log10(6)  # x's wins weigh 2, y's single win weighs 1
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def built():
+    built = build_study()
+    add_known_verdicts(built)
+    add_noise_that_must_not_count(built)
+    return built
+
+
+def _gap(result: dict) -> float:
+    elo = {row["system"]: row["elo"] for row in result["systems"]}
+    return elo[X] - elo[Y]
+
+
+def test_it_ranks_the_winner_first_with_the_hand_computed_elo_gap(built):
+    result = services.leaderboard_compute(built.study, judges="human", weights="none", ci="fisher")
+    assert [row["system"] for row in result["systems"]] == [X, Y]
+    assert _gap(result) == pytest.approx(GAP_UNWEIGHTED, abs=0.5)
+    assert sum(row["elo"] for row in result["systems"]) == pytest.approx(3000, abs=0.2)
+
+
+def test_normalized_strength_weights_double_a_significant_win(built):
+    result = services.leaderboard_compute(built.study, judges="human", ci="fisher")
+    assert _gap(result) == pytest.approx(GAP_NORMALIZED, abs=0.5)
+
+
+def test_excluded_raters_and_quality_checks_do_not_count(built):
+    result = services.leaderboard_compute(built.study, judges="all", ci="fisher")
+    assert result["n_comparisons"] == 4
+    assert result["n_excluded_raters"] == 1
+    assert {row["system"]: row["n"] for row in result["systems"]} == {X: 4, Y: 4}
+
+
+def test_an_admin_override_beats_the_flag_in_both_directions(built):
+    flagged = Rater.objects.get(study=built.study, flagged=True)
+    flagged.exclusion_override = False
+    flagged.save(update_fields=["exclusion_override"])
+    honest = Rater.objects.filter(study=built.study, flagged=False).order_by("id").first()
+    honest.exclusion_override = True
+    honest.save(update_fields=["exclusion_override"])
+    frame = selectors.judgments_frame(built.study)
+    assert set(frame["judge"]) == {flagged.pseudonym}
+    assert len(frame) == 4
+
+
+def test_winners_stay_canonical_when_x_is_completion_b(built):
+    frame = selectors.judgments_frame(built.study, judges="human")
+    won_by_x = frame[
+        ((frame["winner"] == "a") & (frame["system_a"] == X))
+        | ((frame["winner"] == "b") & (frame["system_b"] == X))
+    ]
+    assert len(won_by_x) == 3
+    assert set(frame["system_a"]) == {X, Y}  # x is "a" on two contexts, "b" on two
+
+
+def test_the_judgments_frame_is_one_query(built, django_assert_num_queries):
+    with django_assert_num_queries(1):
+        frame = selectors.judgments_frame(built.study)
+    assert list(frame.columns[:4]) == ["id", "item", "context", "adversarial"]
+
+
+def test_judge_and_subset_filters_select_their_judgments(built):
+    judge(
+        built,
+        0,
+        Y,
+        judge="judge-gpt",
+        kind="llm",
+        rater=None,
+        strength=5,
+        strength_max=5,
+        family="gpt",
+    )
+    llm = services.leaderboard_compute(built.study, judges="llm", ci=None)
+    assert llm["n_comparisons"] == 1
+    assert llm["systems"][0]["system"] == Y
+    adversarial = services.leaderboard_compute(
+        built.study, judges="human", subset="adversarial", ci=None
+    )
+    assert adversarial["n_comparisons"] == 2  # contexts 2 and 3: one win each
+    assert _gap(adversarial) == pytest.approx(400 * math.log10(2), abs=0.5)
+
+
+def test_the_result_carries_axes_head_to_head_and_split(built):
+    judge(
+        built,
+        0,
+        X,
+        judge="judge-axes",
+        kind="llm",
+        strength=4,
+        strength_max=5,
+        axes={"H": {"winner": built.side(0, X), "strength": 3}, "E": {"winner": "tie"}},
+    )
+    result = services.leaderboard_compute(built.study, ci=None)
+    rows = {row["system"]: row for row in result["systems"]}
+    assert rows[X]["axes"]["H"] == 1.0
+    assert rows[Y]["axes"]["H"] == 0.0
+    assert rows[X]["axes"]["E"] == 0.5
+    assert rows[X]["win_rate"] == pytest.approx(4 / 5)  # raw share, ties half
+    # weighted: x's wins weigh 2, 2, 2 (human) and 1.75 (LLM 4 of 5); y's one win weighs 1
+    assert rows[X]["weighted_win_rate"] == pytest.approx(7.75 / 8.75, abs=1e-4)
+    shares = result["head_to_head"]["overall"]
+    assert shares == {"model_preferred": 0.8, "human_preferred": 0.2, "tie": 0.0, "n": 5}
+    assert result["split"]["regular"]["n_comparisons"] == 3
+    assert result["split"]["adversarial"]["n_comparisons"] == 2
+    assert result["win_matrix"]["systems"] == [X, Y]
+    assert result["win_matrix"]["rates"][0][1] == pytest.approx(0.8)
+
+
+def test_strategy_usage_is_per_family_in_percent(built):
+    result = services.leaderboard_compute(built.study, ci=None)
+    strategies = result["strategies"]
+    usage = dict(
+        zip(
+            strategies["strategies"],
+            zip(*[strategies["usage"][i] for i in range(len(strategies["usage"]))], strict=False),
+            strict=False,
+        )
+    )
+    families = strategies["families"]
+    assert set(families) == {"gpt", "human"}
+    affirmation = dict(
+        zip(
+            families,
+            strategies["usage"][strategies["strategies"].index("Affirmation")],
+            strict=True,
+        )
+    )
+    clarification = dict(
+        zip(
+            families,
+            strategies["usage"][strategies["strategies"].index("Clarification")],
+            strict=True,
+        )
+    )
+    assert affirmation == {"gpt": 100.0, "human": 100.0}
+    assert clarification == {"gpt": 50.0, "human": 50.0}
+    assert strategies["spread"]["gpt"]["completions"] == 4
+    assert usage  # both strategies listed
+
+
+def test_correlations_use_median_completion_ttft_when_the_system_has_none(built):
+    from completions.models import Completion
+
+    Completion.objects.filter(system=built.y).update(ttft_ms=2000.0)
+    result = services.leaderboard_compute(built.study, ci=None)
+    rows = {row["system"]: row for row in result["systems"]}
+    assert rows[X]["ttft_ms"] == 500.0
+    assert rows[Y]["ttft_ms"] == 2000.0
+    tests = {(t["y"], t["x"]): t for t in result["correlations"]}
+    assert set(tests) == {
+        ("elo", "log10_ttft_ms"),
+        ("elo", "external_score"),
+        ("win_rate", "external_score"),
+    }
+    assert tests[("elo", "log10_ttft_ms")]["n"] == 2  # fewer than 3 points: no statistic
+    assert tests[("elo", "log10_ttft_ms")]["pearson_r"] is None
+
+
+def test_agreement_compute_reports_the_contract_keys(built):
+    judge(built, 0, X, judge="judge-a", kind="llm", strength=4, strength_max=5, family="gpt")
+    judge(built, 0, X, judge="judge-b", kind="llm", strength=3, strength_max=5, family="claude")
+    summary = services.agreement_compute(built.study)
+    assert {
+        "fleiss_kappa",
+        "krippendorff_alpha",
+        "inter_human_agreement",
+        "human_llm_agreement",
+        "cross_judge_agreement",
+    } <= set(summary)
+    assert summary["cross_judge_agreement"] == {"judge-a|judge-b": 1.0}
+    assert summary["human_llm_agreement"]["n"] == 1
+    assert summary["human_llm_agreement"]["rate"] == 1.0
+
+
+def test_a_snapshot_over_unchanged_inputs_is_stored_once(built):
+    first = services.snapshot_create(study=built.study, judges="human", trigger="manual")
+    again = services.snapshot_create(study=built.study, judges="human", trigger="nightly")
+    assert again.pk == first.pk
+    assert LeaderboardSnapshot.objects.count() == 1
+    assert first.n_judgments == 4
+    assert first.n_excluded_raters == 1
+    assert first.n_systems == 2
+    assert first.result["agreement"]["inter_human_n"] == 0
+    judge(built, 1, Y, judge="late-rater", strength=1)
+    third = services.snapshot_create(study=built.study, judges="human", trigger="nightly")
+    assert third.pk != first.pk
+    assert third.n_judgments == 5
+
+
+def test_a_refit_stores_human_llm_and_all_snapshots(built):
+    snapshots = services.snapshot_refit_study(study_id=built.study.pk, trigger="nightly")
+    assert [s.judges for s in snapshots] == ["human", "llm", "all"]
+    assert [s.n_comparisons for s in snapshots] == [4, 0, 4]
+    assert snapshots[2].result["systems"][0]["system"] == X
+    assert snapshots[2].params["ci"] == "bootstrap"
+    low, high = (
+        snapshots[2].result["systems"][0]["ci_low"],
+        snapshots[2].result["systems"][0]["ci_high"],
+    )
+    assert low <= snapshots[2].result["systems"][0]["elo"] <= high
+
+
+def test_the_page_uses_a_current_snapshot_and_refits_a_stale_one(built):
+    services.snapshot_refit_study(study_id=built.study.pk, trigger="nightly")
+    current = services.leaderboard_current(built.study, judges="all")
+    assert current["snapshot"] is not None
+    judge(built, 1, Y, judge="late-rater", strength=1)
+    cache.clear()
+    fresh = services.leaderboard_current(built.study, judges="all")
+    assert fresh["snapshot"] is None
+    assert fresh["n_comparisons"] == 5
+
+
+def test_an_empty_study_gives_an_empty_leaderboard():
+    built = build_study()
+    result = services.leaderboard_compute(built.study)
+    assert result["systems"] == []
+    assert result["n_comparisons"] == 0
+
+
+def test_a_busy_study_is_refitted_at_most_once_a_minute_per_filter(built):
+    first = services.leaderboard_current(built.study, judges="human")
+    judge(built, 1, Y, judge="late-rater", strength=1)
+    assert services.leaderboard_current(built.study, judges="human") == first
+    cache.delete(services._cache_key(built.study, "human", "all", {"recent": True}))
+    assert services.leaderboard_current(built.study, judges="human")["n_comparisons"] == 5

@@ -1,0 +1,244 @@
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from completions.access import STUDY_ADMINS
+from ranking.models import LeaderboardSnapshot
+from tests.ranking.study_builder import (
+    X,
+    Y,
+    add_known_verdicts,
+    add_noise_that_must_not_count,
+    build_study,
+    judge,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def built():
+    built = build_study(slug="known")
+    add_known_verdicts(built)
+    add_noise_that_must_not_count(built)
+    return built
+
+
+@pytest.fixture
+def admin_client(client):
+    user = User.objects.create_user("lead", password="pw", is_staff=True)
+    user.groups.add(Group.objects.get_or_create(name=STUDY_ADMINS)[0])
+    client.force_login(user)
+    return client
+
+
+def _urls(slug: str) -> list[tuple[str, str]]:
+    return [
+        ("get", reverse("ranking:leaderboard", args=[slug])),
+        ("get", reverse("ranking:plot", args=[slug, "forest", "svg"])),
+        ("get", reverse("ranking:table", args=[slug, "leaderboard"])),
+        ("post", reverse("ranking:refit", args=[slug])),
+        ("get", reverse("ranking:history", args=[slug])),
+        ("get", reverse("ranking:api-leaderboard", args=[slug])),
+    ]
+
+
+def test_anonymous_visitors_are_sent_to_login_or_refused(client, built):
+    for method, url in _urls("known"):
+        response = getattr(client, method)(url)
+        assert response.status_code in (302, 403), url
+        if response.status_code == 302:
+            assert reverse("admin:login") in response["Location"]
+    assert not LeaderboardSnapshot.objects.exists()
+
+
+@pytest.mark.parametrize("is_staff", [False, True], ids=["rater-account", "staff-non-admin"])
+def test_users_who_are_not_study_admins_get_403_everywhere(client, built, is_staff):
+    user = User.objects.create_user("someone", password="pw", is_staff=is_staff)
+    client.force_login(user)
+    for method, url in _urls("known"):
+        assert getattr(client, method)(url).status_code == 403, url
+    assert not LeaderboardSnapshot.objects.exists()
+
+
+def test_a_signed_in_rater_without_an_account_is_not_let_in(client, built):
+    from annotation.access import SESSION_KEY
+    from annotation.models import Rater
+
+    rater = Rater.objects.filter(study=built.study, flagged=False).first()
+    session = client.session
+    session[SESSION_KEY] = {str(built.study.pk): rater.pk}  # as annotation.access.rater_login
+    session.save()
+    for method, url in _urls("known"):
+        assert getattr(client, method)(url).status_code in (302, 403), url
+    assert not LeaderboardSnapshot.objects.exists()
+
+
+def test_the_page_shows_the_elo_table_plots_and_downloads(admin_client, built):
+    response = admin_client.get(reverse("ranking:leaderboard", args=["known"]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.index(X) < html.index(Y)  # ranked
+    assert 'id="results"' in html
+    for name in ("forest", "axes", "win-matrix", "strategies", "ttft"):
+        assert f"/studio/known/leaderboard/plot/{name}.svg?judges=all&amp;subset=all" in html
+        assert f"/studio/known/leaderboard/plot/{name}.png?judges=all&amp;subset=all" in html
+    assert 'alt="Forest plot of Elo ratings' in html
+    assert "/studio/known/leaderboard/table/leaderboard.csv" in html
+    # The filter form works without JavaScript (GET action) and swaps #results with htmx.
+    assert 'method="get" action="/studio/known/leaderboard/"' in html
+    assert 'hx-get="/studio/known/leaderboard/" hx-target="#results"' in html
+    assert "<script>" not in html.replace("<script src", "")
+
+
+def test_htmx_requests_get_only_the_results_fragment(admin_client, built):
+    response = admin_client.get(
+        reverse("ranking:leaderboard", args=["known"]), {"judges": "llm"}, HTTP_HX_REQUEST="true"
+    )
+    html = response.content.decode()
+    assert html.lstrip().startswith('<section id="results"')
+    assert "<html" not in html
+    assert "0 comparisons" in html
+
+
+def test_an_unknown_filter_value_is_a_bad_request(admin_client, built):
+    url = reverse("ranking:leaderboard", args=["known"])
+    assert admin_client.get(url, {"judges": "robots"}).status_code == 400
+    plot = reverse("ranking:plot", args=["known", "nope", "svg"])
+    assert admin_client.get(plot).status_code == 400
+    assert (
+        admin_client.get(reverse("ranking:plot", args=["known", "forest", "gif"])).status_code
+        == 400
+    )
+
+
+@pytest.mark.parametrize("name", ["forest", "axes", "win-matrix", "strategies", "ttft"])
+def test_every_plot_renders_as_svg_and_png(admin_client, built, name):
+    svg = admin_client.get(reverse("ranking:plot", args=["known", name, "svg"]))
+    assert svg["Content-Type"] == "image/svg+xml"
+    assert b"<svg" in svg.content
+    png = admin_client.get(
+        reverse("ranking:plot", args=["known", name, "png"]), {"download": "1", "judges": "human"}
+    )
+    assert png["Content-Type"] == "image/png"
+    assert png.content.startswith(b"\x89PNG")
+    assert f'{name}-human-all.png"' in png["Content-Disposition"]
+
+
+def test_the_forest_plot_names_every_ranked_system(admin_client, built):
+    svg = admin_client.get(reverse("ranking:plot", args=["known", "forest", "svg"])).content
+    assert X.encode() in svg and Y.encode() in svg
+
+
+def test_the_leaderboard_csv_has_one_row_per_system(admin_client, built):
+    response = admin_client.get(
+        reverse("ranking:table", args=["known", "leaderboard"]), {"judges": "human"}
+    )
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [row["system"] for row in rows] == [X, Y]
+    assert rows[0]["n"] == "4"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["win-matrix", "head-to-head", "strategies", "split", "correlations", "agreement", "factors"],
+)
+def test_every_table_downloads_as_csv(admin_client, built, name):
+    response = admin_client.get(reverse("ranking:table", args=["known", name]))
+    assert response.status_code == 200
+    assert len(response.content.decode().splitlines()) >= 2
+
+
+def test_refit_from_the_page_queues_a_task_after_commit(
+    admin_client, built, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = admin_client.post(reverse("ranking:refit", args=["known"]))
+    assert response.status_code == 302
+    assert len(callbacks) == 1
+    assert sorted(LeaderboardSnapshot.objects.values_list("judges", flat=True)) == [
+        "all",
+        "human",
+        "llm",
+    ]
+    assert set(LeaderboardSnapshot.objects.values_list("trigger", flat=True)) == {"manual"}
+
+
+def test_refit_refuses_get(admin_client, built):
+    assert admin_client.get(reverse("ranking:refit", args=["known"])).status_code == 405
+
+
+def test_history_lists_snapshots_with_counts_and_top_systems(admin_client, built):
+    from ranking import services
+
+    services.snapshot_refit_study(study_id=built.study.pk, trigger="nightly")
+    html = admin_client.get(reverse("ranking:history", args=["known"])).content.decode()
+    assert html.count("<tr>") == 1 + 3
+    assert "nightly" in html
+    assert f"{X} (" in html
+
+
+def test_the_page_reads_a_current_snapshot_instead_of_refitting(admin_client, built):
+    from ranking import services
+
+    snapshot = services.snapshot_refit_study(study_id=built.study.pk, trigger="nightly")[2]
+    html = admin_client.get(reverse("ranking:leaderboard", args=["known"])).content.decode()
+    assert f"From snapshot #{snapshot.pk}" in html
+
+
+def _page_queries(client, slug: str) -> int:
+    cache.clear()
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(reverse("ranking:leaderboard", args=[slug])).status_code == 200
+    return len(queries)
+
+
+def test_the_page_query_count_does_not_grow_with_the_study(
+    admin_client, built, django_assert_max_num_queries
+):
+    small = _page_queries(admin_client, "known")
+    bigger = build_study(slug="bigger")
+    add_known_verdicts(bigger)
+    for i in range(4):
+        judge(bigger, i, X, judge=f"llm-{i}", kind="llm", strength=3, strength_max=5)
+        judge(bigger, i, None, judge=f"tie-{i}", kind="llm", strength=None, strength_max=5)
+    assert _page_queries(admin_client, "bigger") == small
+    cache.clear()
+    with django_assert_max_num_queries(12):
+        admin_client.get(reverse("ranking:leaderboard", args=["known"]))
+
+
+def test_the_api_returns_the_leaderboard_contract(admin_client, built):
+    response = admin_client.get(
+        reverse("ranking:api-leaderboard", args=["known"]), {"judges": "human"}
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert {"study", "judges", "n_comparisons", "systems"} <= set(body)
+    assert body["study"] == "known" and body["judges"] == "human"
+    assert body["n_comparisons"] == 4
+    first = body["systems"][0]
+    assert {"system", "elo", "ci_low", "ci_high", "win_rate", "n", "axes"} <= set(first)
+    assert first["system"] == X
+    assert (
+        admin_client.get(
+            reverse("ranking:api-leaderboard", args=["known"]), {"judges": "x"}
+        ).status_code
+        == 400
+    )
