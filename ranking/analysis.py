@@ -1,0 +1,219 @@
+"""Descriptive analyses of a HEART study (paper 4.5-4.8, 9.10, 9.12). No Django import.
+
+Win rates count a tie as half a win for each side, like the leaderboard's win_rate.
+Percentages are returned on the 0-100 scale where the paper reports percentages
+(strategy usage); win rates and shares are fractions in [0, 1].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+AXES = ["H", "E", "A", "R", "T"]
+
+#: The 15-strategy taxonomy of paper 9.10, in the paper's order.
+STRATEGIES = [
+    "Affirmation",
+    "Avoid Judgment and Criticism",
+    "Clarification",
+    "Collaborative Planning",
+    "Emotional Validation",
+    "Normalize Experiences",
+    "Offer Hope",
+    "Promote Self-Care Practices",
+    "Provide Different Perspectives",
+    "Reflective Statements",
+    "Reframe Negative Thoughts",
+    "Share Information",
+    "Stress Management",
+    "Suggest Options",
+    "Chit Chat",
+]
+
+
+# --------------------------------------------------------------------------- win rates
+
+
+def _with_systems(judgments: pd.DataFrame, pairs) -> pd.DataFrame:
+    """Attach system_a / system_b to judgments from ``pairs`` unless already there."""
+    if {"system_a", "system_b"} <= set(judgments.columns):
+        return judgments
+    if isinstance(pairs, Mapping):
+        pairs = pd.DataFrame.from_dict(pairs, orient="index", columns=["system_a", "system_b"])
+        pairs.index.name = "item"
+    if "item" in pairs.columns:
+        pairs = pairs.set_index("item")
+    return judgments.join(pairs[["system_a", "system_b"]], on="item", how="inner")
+
+
+def _side_scores(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Long table (system, score) with 1 / 0.5 / 0 per side of each non-null verdict."""
+    rows = frame[frame[column].isin(["a", "b", "tie"])]
+    verdict = rows[column].to_numpy(dtype=object)
+    score_a = np.select([verdict == "a", verdict == "tie"], [1.0, 0.5], default=0.0)
+    return pd.DataFrame(
+        {
+            "system": np.concatenate([rows["system_a"].to_numpy(), rows["system_b"].to_numpy()]),
+            "score": np.concatenate([score_a, 1.0 - score_a]),
+        }
+    )
+
+
+def win_rates(frame: pd.DataFrame, column: str = "winner") -> pd.Series:
+    """Per system, the share of its verdicts on ``column`` it won (ties count half)."""
+    return _side_scores(frame, column).groupby("system")["score"].mean()
+
+
+def axis_win_rates(
+    judgments: pd.DataFrame, pairs: pd.DataFrame | Mapping | None = None
+) -> pd.DataFrame:
+    """Figure 4's columns: per system the win rate on each axis H/E/A/R/T and overall.
+
+    Each non-null verdict on an axis (``axis_H`` ...) is one comparison for each of the two
+    systems; a tie is half a win to each. ``overall`` uses the ``winner`` column. Systems
+    come from ``system_a``/``system_b`` columns, or from ``pairs`` (a DataFrame with item,
+    system_a, system_b, or a mapping item -> (system_a, system_b)). Axes without a column
+    are left out; a system with no verdict on an axis gets NaN. Fractions in [0, 1].
+    """
+    frame = _with_systems(judgments, pairs)
+    columns = {axis: f"axis_{axis}" for axis in AXES if f"axis_{axis}" in frame.columns}
+    rates = {axis: win_rates(frame, column) for axis, column in columns.items()}
+    rates["overall"] = win_rates(frame, "winner")
+    result = pd.DataFrame(rates)
+    result.index.name = "system"
+    return result.sort_values("overall", ascending=False)
+
+
+def head_to_head_shares(
+    comparisons: pd.DataFrame, kind_of_system: Mapping[str, str] | pd.Series
+) -> dict:
+    """Human-vs-model comparisons: shares where the model / the human / neither won (4.5).
+
+    Counts rows whose two systems are of kinds "model" and "human" (either order); other
+    kinds (e.g. "dataset") and model-vs-model rows are ignored. Unweighted. Returns
+    ``{"model_preferred", "human_preferred", "tie", "n"}`` (shares NaN when n = 0).
+    """
+    kinds = pd.Series(kind_of_system)
+    kind_a = comparisons["system_a"].map(kinds).to_numpy(dtype=object)
+    kind_b = comparisons["system_b"].map(kinds).to_numpy(dtype=object)
+    model_a = (kind_a == "model") & (kind_b == "human")
+    model_b = (kind_a == "human") & (kind_b == "model")
+    winner = comparisons["winner"].to_numpy(dtype=object)
+    keep = model_a | model_b
+    n = int(keep.sum())
+    model_won = ((winner == "a") & model_a) | ((winner == "b") & model_b)
+    tie = (winner == "tie") & keep
+    if n == 0:
+        return {"model_preferred": np.nan, "human_preferred": np.nan, "tie": np.nan, "n": 0}
+    return {
+        "model_preferred": model_won.sum() / n,
+        "human_preferred": (keep.sum() - model_won.sum() - tie.sum()) / n,
+        "tie": tie.sum() / n,
+        "n": n,
+    }
+
+
+# --------------------------------------------------------------------------- strategies
+
+
+def _entropy_bits(counts: np.ndarray) -> float:
+    total = counts.sum()
+    if total <= 0:
+        return float("nan")
+    p = counts[counts > 0] / total
+    return float(-(p * np.log2(p)).sum())
+
+
+def strategy_usage(
+    labels: pd.DataFrame, strategies: Sequence[str] = STRATEGIES
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Strategy usage per family (Figure 6) and its spread (paper 4.8, 9.10).
+
+    ``labels``: one row per (family, completion, strategy) label; a completion with no
+    strategy appears once with a null strategy so it still counts in the denominators.
+
+    Returns ``(usage, spread)``:
+
+    * ``usage``: strategies x families, the percentage (0-100) of the family's
+      completions that use the strategy (a completion counts once per strategy);
+      strategies outside ``strategies`` are appended as extra rows.
+    * ``spread``, one row per family: ``completions``; ``sd`` (sample SD, ddof=1, of the
+      strategy percentages, in percentage points); ``range`` (max - min percentage);
+      ``entropy`` (Shannon entropy in bits of the family's distribution of strategy labels);
+      ``mean_unique`` (mean number of distinct strategies per completion); ``coverage``
+      (how many strategies appear at least once).
+    """
+    labels = labels.drop_duplicates(["family", "completion", "strategy"])
+    completions = labels.groupby("family")["completion"].nunique()
+    used = labels.dropna(subset=["strategy"])
+    counts = pd.crosstab(used["strategy"], used["family"])
+    order = list(strategies) + sorted(set(counts.index) - set(strategies))
+    counts = counts.reindex(index=order, columns=completions.index, fill_value=0)
+    usage = 100.0 * counts / completions
+    per_completion = used.groupby(["family", "completion"]).size()
+    unique_sum = (
+        per_completion.groupby(level="family").sum().reindex(completions.index, fill_value=0)
+    )
+    spread = pd.DataFrame(
+        {
+            "completions": completions,
+            "sd": usage.std(axis=0, ddof=1),
+            "range": usage.max(axis=0) - usage.min(axis=0),
+            "entropy": [_entropy_bits(counts[f].to_numpy()) for f in completions.index],
+            "mean_unique": unique_sum / completions,
+            "coverage": (counts > 0).sum(axis=0),
+        }
+    )
+    usage.index.name, usage.columns.name = "strategy", "family"
+    spread.index.name = "family"
+    return usage, spread
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def correlation(x: Sequence[float] | pd.Series, y: Sequence[float] | pd.Series) -> dict:
+    """Pearson and Spearman correlation of paired values, dropping pairs with a NaN.
+
+    Returns ``{"pearson_r", "pearson_p", "spearman_rho", "spearman_p", "n"}``; two-sided
+    p-values; NaN statistics when fewer than 3 pairs remain or a variable is constant.
+    """
+    xs = np.asarray(x, dtype=float)
+    ys = np.asarray(y, dtype=float)
+    keep = ~(np.isnan(xs) | np.isnan(ys))
+    xs, ys = xs[keep], ys[keep]
+    n = int(keep.sum())
+    if n < 3 or np.ptp(xs) == 0 or np.ptp(ys) == 0:
+        nan = float("nan")
+        return {"pearson_r": nan, "pearson_p": nan, "spearman_rho": nan, "spearman_p": nan, "n": n}
+    pearson = stats.pearsonr(xs, ys)
+    spearman = stats.spearmanr(xs, ys)
+    return {
+        "pearson_r": float(pearson.statistic),
+        "pearson_p": float(pearson.pvalue),
+        "spearman_rho": float(spearman.statistic),
+        "spearman_p": float(spearman.pvalue),
+        "n": n,
+    }
+
+
+def benjamini_hochberg(pvalues: Sequence[float] | pd.Series, alpha: float = 0.05) -> pd.DataFrame:
+    """Benjamini–Hochberg FDR control (paper 9.12), via statsmodels' ``fdr_bh``.
+
+    Returns a DataFrame (index of ``pvalues`` if it is a Series) with ``p``,
+    ``p_adjusted`` and ``reject`` (True where the adjusted p-value is <= alpha).
+    NaN p-values are left out of the correction and come back with NaN / False.
+    """
+    series = pd.Series(pvalues, dtype=float)
+    result = pd.DataFrame({"p": series, "p_adjusted": np.nan, "reject": False})
+    valid = series.notna()
+    if valid.any():
+        reject, adjusted, _, _ = multipletests(series[valid], alpha=alpha, method="fdr_bh")
+        result.loc[valid, "p_adjusted"] = adjusted
+        result.loc[valid, "reject"] = reject
+    return result

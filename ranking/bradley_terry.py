@@ -1,0 +1,587 @@
+"""Bradley–Terry fits of pairwise comparisons, with Elo-style ratings (paper 9.8).
+
+Pure numpy/pandas/scipy: no Django import. The likelihood only depends on the
+aggregated weight of each (system_a, system_b, outcome) cell, so the comparisons
+are aggregated once into K x K matrices and the small problem is solved by Newton's
+method with the exact Hessian. The bootstrap resamples dialogue contexts (paper 9.12)
+and fits every round at once with a batched Newton solver.
+
+Model ("half" ties, the paper's): Pr(i beats j) = exp(theta_i) / (exp(theta_i) + exp(theta_j));
+a tie counts as half a win for each side. Model ("davidson", Davidson 1970):
+Pr(i beats j) = pi_i / (pi_i + pi_j + nu sqrt(pi_i pi_j)), Pr(tie) = nu sqrt(pi_i pi_j) / (...),
+with pi = exp(theta) and the tie parameter nu estimated with theta.
+
+Elo = 400 (theta - mean theta) / ln 10 + 1500, exactly as in the paper.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+ELO_SCALE = 400.0 / math.log(10.0)
+ELO_BASE = 1500.0
+
+#: Precision of the Gaussian prior N(0, 1/prior) on each theta (a ridge penalty
+#: prior/2 * sum theta^2 on the log-likelihood). 1e-4 is worth a ten-thousandth of a
+#: comparison: it moves well-connected estimates by far less than 0.01 Elo, yet keeps
+#: theta finite when a system always wins or the comparison graph is disconnected.
+DEFAULT_PRIOR = 1e-4
+
+WINNER_CODES = {"a": 0, "b": 1, "tie": 2}
+OUTPUT_COLUMNS = ["theta", "elo", "se", "ci_low", "ci_high", "n", "wins", "win_rate"]
+
+TieModel = Literal["half", "davidson"]
+CiMethod = Literal["fisher", "paper", "bootstrap"]
+
+
+class BradleyTerryWarning(UserWarning):
+    """The data do not pin down a finite maximum-likelihood estimate for some systems."""
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """Comparisons summed into K x K matrices over the systems in ``systems``.
+
+    ``wins[i, j]``: weight of verdicts where i beat j (with ``ties="half"`` each tie
+    adds half its weight to both ``wins[i, j]`` and ``wins[j, i]``).
+    ``ties[i, j]``: weight of ties between i and j (symmetric).
+    ``n``: number of comparisons involving each system (unweighted rows).
+    """
+
+    systems: pd.Index
+    wins: np.ndarray
+    ties: np.ndarray
+    n: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    systems: pd.Index
+    a: np.ndarray
+    b: np.ndarray
+    outcome: np.ndarray
+    weight: np.ndarray
+
+
+# --------------------------------------------------------------------------- weights
+
+
+def strength_weight(
+    strength: np.ndarray | pd.Series | float,
+    strength_max: np.ndarray | pd.Series | float,
+    scheme: Literal["none", "raw", "normalized"] = "normalized",
+    *,
+    winner: np.ndarray | pd.Series | None = None,
+) -> np.ndarray:
+    """Map judge strengths to comparison weights, vectorised.
+
+    Schemes:
+
+    * ``"none"``: every verdict weighs 1.
+    * ``"raw"``: weight = strength (the literal reading of paper 9.8, "weighted by win
+      strength (1-5)"). It makes an LLM's 5 count five times a human's 1.
+    * ``"normalized"`` (default): weight = 1 + (strength - 1) / (strength_max - 1), so the
+      human scale's 1 "slightly" / 2 "significantly" map to 1 / 2 and an LLM's 1..5 maps
+      to 1..2: both kinds of judge weigh alike.
+
+    A null strength, a null or <= 1 strength_max (normalized only) and a tie
+    (``winner == "tie"``, when given) weigh 1. Strengths are clipped to [1, strength_max].
+    """
+    s = np.asarray(strength, dtype=float)
+    smax = np.broadcast_to(np.asarray(strength_max, dtype=float), s.shape)
+    if scheme == "none":
+        w = np.ones_like(s)
+    elif scheme == "raw":
+        w = np.where(np.isnan(s), 1.0, np.maximum(s, 1.0))
+    elif scheme == "normalized":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            clipped = np.clip(s, 1.0, smax)
+            w = 1.0 + (clipped - 1.0) / (smax - 1.0)
+        w = np.where(np.isnan(s) | np.isnan(smax) | (smax <= 1.0), 1.0, w)
+    else:
+        raise ValueError(f"unknown strength scheme {scheme!r}")
+    if winner is not None:
+        w = np.where(np.asarray(winner, dtype=object) == "tie", 1.0, w)
+    return np.asarray(w, dtype=float)
+
+
+# --------------------------------------------------------------------------- encoding
+
+
+def _factorize(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    # Categorical columns already carry integer codes: reuse them (no hashing at all).
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return np.asarray(column.cat.codes, dtype=np.int64), pd.Index(column.cat.categories)
+    codes, uniques = pd.factorize(column)
+    return codes.astype(np.int64, copy=False), pd.Index(uniques)
+
+
+def _encode_systems(comparisons: pd.DataFrame) -> tuple[pd.Index, np.ndarray, np.ndarray]:
+    # Factorizing each column separately and merging the two small vocabularies is
+    # cheaper than factorizing the concatenation of both columns (no 2N copy).
+    codes_a, uniq_a = _factorize(comparisons["system_a"])
+    codes_b, uniq_b = _factorize(comparisons["system_b"])
+    if (codes_a < 0).any() or (codes_b < 0).any():
+        raise ValueError("system_a and system_b must not be null")
+    systems = uniq_a.append(uniq_b).unique()
+    a = systems.get_indexer(uniq_a)[codes_a]
+    b = systems.get_indexer(uniq_b)[codes_b]
+    used = np.zeros(len(systems), dtype=bool)
+    used[a] = True
+    used[b] = True
+    if not used.all():  # unused categories of a Categorical column
+        remap = np.cumsum(used) - 1
+        systems, a, b = systems[used], remap[a], remap[b]
+    return pd.Index(systems, name="system"), a, b
+
+
+def _encode_outcome(winner: pd.Series) -> np.ndarray:
+    codes, uniques = _factorize(winner)
+    lookup = np.array([WINNER_CODES.get(str(u), -1) for u in uniques] + [-1])
+    outcome = lookup[codes]  # code -1 (null) picks the trailing -1
+    if (outcome < 0).any():
+        bad = sorted({str(u) for u in uniques if str(u) not in WINNER_CODES} | {"null"})
+        raise ValueError(f"winner must be 'a', 'b' or 'tie'; found {bad}")
+    return outcome
+
+
+def _encode(comparisons: pd.DataFrame) -> _Encoded:
+    missing = {"system_a", "system_b", "winner"} - set(comparisons.columns)
+    if missing:
+        raise ValueError(f"comparisons lack columns {sorted(missing)}")
+    systems, a, b = _encode_systems(comparisons)
+    if (a == b).any():
+        raise ValueError("a system cannot be compared with itself (system_a == system_b)")
+    if "weight" in comparisons.columns:
+        weight = comparisons["weight"].to_numpy(dtype=float, na_value=np.nan)
+        if not np.isfinite(weight).all() or (weight < 0).any():
+            raise ValueError("weight must be finite and non-negative")
+    else:
+        weight = np.ones(len(comparisons))
+    return _Encoded(systems, a, b, _encode_outcome(comparisons["winner"]), weight)
+
+
+def _cells(enc: _Encoded) -> np.ndarray:
+    """Flat index of each comparison's (system_a, system_b, outcome) cell."""
+    k = len(enc.systems)
+    return (enc.a * k + enc.b) * 3 + enc.outcome
+
+
+def _matrices_from_cells(cell_weights: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Strict-win and tie matrices from (..., K*K*3) cell weights (leading batch dims kept)."""
+    c = cell_weights.reshape(*cell_weights.shape[:-1], k, k, 3)
+    a_wins, b_wins, tie = c[..., 0], c[..., 1], c[..., 2]
+    wins = a_wins + np.swapaxes(b_wins, -1, -2)
+    ties = tie + np.swapaxes(tie, -1, -2)
+    return wins, ties
+
+
+def aggregate(comparisons: pd.DataFrame, *, ties: TieModel = "half") -> Aggregate:
+    """Sum comparisons into win and tie matrices (see :class:`Aggregate`)."""
+    enc = _encode(comparisons)
+    return _aggregate_encoded(enc, ties)
+
+
+def _aggregate_encoded(enc: _Encoded, ties: TieModel) -> Aggregate:
+    k = len(enc.systems)
+    cell_w = np.bincount(_cells(enc), weights=enc.weight, minlength=k * k * 3)
+    wins, tie_m = _matrices_from_cells(cell_w, k)
+    if ties == "half":
+        wins = wins + tie_m / 2.0
+    elif ties != "davidson":
+        raise ValueError(f"ties must be 'half' or 'davidson', not {ties!r}")
+    n = np.bincount(enc.a, minlength=k) + np.bincount(enc.b, minlength=k)
+    return Aggregate(enc.systems, wins, tie_m, n)
+
+
+# --------------------------------------------------------------------------- solvers
+
+
+def elo_from_theta(theta: np.ndarray) -> np.ndarray:
+    """Elo = 400 (theta - mean theta) / ln 10 + 1500 (paper 9.8); works on batches (last axis)."""
+    theta = np.asarray(theta, dtype=float)
+    return ELO_SCALE * (theta - theta.mean(axis=-1, keepdims=True)) + ELO_BASE
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))  # overflow-free logistic function
+
+
+def _log_sigmoid(x: np.ndarray) -> np.ndarray:
+    return -np.logaddexp(0.0, -x)
+
+
+def _half_loss(theta: np.ndarray, wins: np.ndarray, prior: float) -> np.ndarray:
+    """Penalised negative log-likelihood of the half-tie model; batched over leading axes."""
+    diff = theta[..., :, None] - theta[..., None, :]
+    nll = -(wins * _log_sigmoid(diff)).sum(axis=(-1, -2))
+    return nll + 0.5 * prior * (theta**2).sum(axis=-1)
+
+
+def _half_newton_step(theta: np.ndarray, wins: np.ndarray, prior: float) -> np.ndarray:
+    """Newton step for the half-tie model, batched over leading axes of theta/wins."""
+    k = theta.shape[-1]
+    total = wins + np.swapaxes(wins, -1, -2)
+    p = _sigmoid(theta[..., :, None] - theta[..., None, :])
+    grad = (total * p).sum(axis=-1) - wins.sum(axis=-1) + prior * theta
+    hess = -total * p * (1.0 - p)
+    diag = -hess.sum(axis=-1) + prior
+    idx = np.arange(k)
+    hess[..., idx, idx] = diag
+    # The likelihood is invariant to a common shift of theta; adding (1/K) 11^T to the
+    # Hessian fixes that direction without biasing any difference theta_i - theta_j.
+    hess += 1.0 / k
+    grad = grad + theta.sum(axis=-1, keepdims=True) / k
+    return -np.linalg.solve(hess, grad[..., None])[..., 0]
+
+
+def _newton_half(
+    wins: np.ndarray, theta0: np.ndarray, prior: float, tol: float = 1e-10, max_iter: int = 100
+) -> tuple[np.ndarray, int]:
+    """Damped Newton on a batch of win matrices; returns (theta, iterations)."""
+    theta = np.array(theta0, dtype=float)
+    loss = _half_loss(theta, wins, prior)
+    for it in range(1, max_iter + 1):
+        step = _half_newton_step(theta, wins, prior)
+        scale = np.ones(theta.shape[:-1])
+        for _ in range(30):  # backtrack only the batch members whose loss went up
+            trial = theta + scale[..., None] * step
+            trial_loss = _half_loss(trial, wins, prior)
+            worse = trial_loss > loss + 1e-12 * np.abs(loss)
+            if not worse.any():
+                break
+            scale = np.where(worse, scale / 2.0, scale)
+        theta, loss = trial, trial_loss
+        if np.max(np.abs(scale[..., None] * step)) < tol:
+            return theta, it
+    return theta, max_iter
+
+
+def _davidson_terms(theta: np.ndarray, log_nu: float):
+    x = 0.5 * (theta[:, None] - theta[None, :])
+    nu = math.exp(log_nu)
+    denom = 2.0 * np.cosh(x) + nu
+    s = 2.0 * np.sinh(x) / denom
+    t = nu / denom
+    c = 2.0 * np.cosh(x) / denom - s**2
+    return x, denom, s, t, c
+
+
+def _davidson_loss(theta, log_nu, wins, ties, prior) -> float:
+    x, denom, *_ = _davidson_terms(theta, log_nu)
+    # Each unordered pair appears twice in the full matrices: halve the symmetric terms.
+    ll = (
+        (wins * x).sum()
+        + 0.5 * (ties.sum() * log_nu)
+        - 0.5 * ((wins + wins.T + ties) * np.log(denom)).sum()
+    )
+    return float(-ll + 0.5 * prior * (theta**2).sum())
+
+
+def _davidson_grad_hess(theta, log_nu, wins, ties, prior):
+    k = len(theta)
+    _, _, s, t, c = _davidson_terms(theta, log_nu)
+    total = wins + wins.T + ties
+    np.fill_diagonal(total, 0.0)
+    grad = np.empty(k + 1)
+    grad[:k] = 0.5 * ((total * s).sum(axis=1) - (wins - wins.T).sum(axis=1)) + prior * theta
+    grad[k] = 0.5 * ((total * t).sum() - ties.sum())
+    hess = np.empty((k + 1, k + 1))
+    h_tt = -0.25 * total * c
+    np.fill_diagonal(h_tt, 0.0)
+    np.fill_diagonal(h_tt, -h_tt.sum(axis=1) + prior)
+    hess[:k, :k] = h_tt
+    cross = -0.5 * (total * s * t).sum(axis=1)
+    hess[:k, k] = hess[k, :k] = cross
+    hess[k, k] = 0.5 * (total * (t - t**2)).sum() + 1e-9
+    return grad, hess
+
+
+def _newton_davidson(
+    wins, ties, theta0, prior, tol: float = 1e-10, max_iter: int = 200
+) -> tuple[np.ndarray, float, np.ndarray, int]:
+    k = len(theta0)
+    n_total = wins.sum() + ties.sum() / 2.0
+    tie_share = (ties.sum() / 2.0) / n_total if n_total > 0 else 0.0
+    # Start nu from the observed tie share (Pr(tie) = nu / (2 + nu) at equal strengths).
+    share = min(max(tie_share, 1e-6), 0.999)
+    params = np.append(theta0, math.log(2.0 * share / (1.0 - share)))
+    loss = _davidson_loss(params[:k], params[k], wins, ties, prior)
+    iterations = 0
+    while iterations < max_iter:
+        iterations += 1
+        grad, hess = _davidson_grad_hess(params[:k], params[k], wins, ties, prior)
+        hess[:k, :k] += 1.0 / k
+        grad[:k] += params[:k].sum() / k
+        step = -np.linalg.solve(hess, grad)
+        scale = 1.0
+        for _ in range(40):
+            trial = params + scale * step
+            trial_loss = _davidson_loss(trial[:k], trial[k], wins, ties, prior)
+            if trial_loss <= loss + 1e-12 * abs(loss):
+                break
+            scale /= 2.0
+        params, loss = trial, trial_loss
+        if np.max(np.abs(scale * step)) < tol:
+            break
+    _, hess = _davidson_grad_hess(params[:k], params[k], wins, ties, prior)
+    return params[:k], float(params[k]), hess, iterations
+
+
+def fit_matrix(
+    wins: np.ndarray,
+    *,
+    ties: np.ndarray | None = None,
+    tie_model: TieModel = "half",
+    prior: float = DEFAULT_PRIOR,
+    theta0: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Maximum (penalised) likelihood theta for a K x K matrix of weighted wins.
+
+    ``wins[i, j]`` is the weight of i beating j. With ``tie_model="half"`` ties must
+    already be folded into ``wins`` (half to each side); with ``"davidson"`` pass the
+    symmetric tie-weight matrix as ``ties``. Returns (theta centred to mean 0, the
+    Hessian of the penalised negative log-likelihood for theta, info dict with
+    ``iterations`` and, for Davidson, ``nu``).
+    """
+    wins = np.asarray(wins, dtype=float)
+    k = wins.shape[0]
+    start = np.zeros(k) if theta0 is None else np.asarray(theta0, dtype=float)
+    if tie_model == "half":
+        theta, iters = _newton_half(wins, start, prior)
+        theta -= theta.mean()
+        hess = _half_hessian(theta, wins, prior)
+        return theta, hess, {"iterations": iters}
+    if tie_model != "davidson":
+        raise ValueError(f"tie_model must be 'half' or 'davidson', not {tie_model!r}")
+    tie_m = np.zeros_like(wins) if ties is None else np.asarray(ties, dtype=float)
+    if not tie_m.any():
+        # Without ties the MLE of nu is 0 (log nu -> -inf) and Davidson is plain BT.
+        theta, iters = _newton_half(wins, start, prior)
+        theta -= theta.mean()
+        hess = _half_hessian(theta, wins, prior)
+        return theta, hess, {"iterations": iters, "nu": 0.0, "log_nu": -math.inf}
+    theta, log_nu, hess, iters = _newton_davidson(wins, tie_m, start, prior)
+    theta -= theta.mean()
+    return theta, hess, {"iterations": iters, "nu": math.exp(log_nu), "log_nu": log_nu}
+
+
+def _half_hessian(theta: np.ndarray, wins: np.ndarray, prior: float) -> np.ndarray:
+    total = wins + wins.T
+    p = _sigmoid(theta[:, None] - theta[None, :])
+    hess = -total * p * (1.0 - p)
+    np.fill_diagonal(hess, 0.0)
+    np.fill_diagonal(hess, -hess.sum(axis=1) + prior)
+    return hess
+
+
+# --------------------------------------------------------------------------- diagnostics
+
+
+def _check_graph(agg: Aggregate) -> None:
+    """Warn when the data do not determine a finite MLE (Zermelo/Ford condition)."""
+    k = len(agg.systems)
+    if k < 2:
+        return
+    beats = agg.wins + agg.ties  # i -> j when i has a win (or tie) over j
+    graph = coo_matrix(beats > 0)
+    n_weak, weak = connected_components(graph, directed=True, connection="weak")
+    if n_weak > 1:
+        groups = [list(agg.systems[weak == c]) for c in range(n_weak)]
+        warnings.warn(
+            f"the comparison graph is disconnected ({n_weak} components never compared "
+            f"with each other: {groups}); their relative Elo is set by the prior only",
+            BradleyTerryWarning,
+            stacklevel=3,
+        )
+        return
+    n_strong, strong = connected_components(graph, directed=True, connection="strong")
+    if n_strong > 1:
+        _warn_separation(agg, strong, n_strong)
+
+
+def _warn_separation(agg: Aggregate, labels: np.ndarray, n_comp: int) -> None:
+    beats = (agg.wins + agg.ties) > 0
+    onesided = []
+    for comp in range(n_comp):
+        inside = labels == comp
+        never_lost = not beats[~inside][:, inside].any()
+        never_won = not beats[inside][:, ~inside].any()
+        if never_lost or never_won:
+            label = "always win" if never_lost else "always lose"
+            onesided.append(f"{list(agg.systems[inside])} {label}")
+    warnings.warn(
+        "no finite maximum-likelihood estimate: "
+        + "; ".join(onesided)
+        + " against the others; their Elo is held finite by the prior and is only a bound",
+        BradleyTerryWarning,
+        stacklevel=4,
+    )
+
+
+# --------------------------------------------------------------------------- uncertainty
+
+
+def _centred_covariance(hess: np.ndarray, k: int) -> np.ndarray:
+    """Covariance of theta_i - mean(theta) from the (penalised) observed information."""
+    h = hess.copy()
+    h[:k, :k] += 1.0 / k  # pin the free common shift, as in the solver
+    cov = np.linalg.inv(h)[:k, :k]
+    # (I - 11'/K) cov (I - 11'/K), written with means to skip two K x K matrix products.
+    return cov - cov.mean(axis=0) - cov.mean(axis=1, keepdims=True) + cov.mean()
+
+
+def _bootstrap_units(enc: _Encoded, comparisons: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Resampling units: (unit index per comparison, multiplicity of each unit).
+
+    With a ``context`` column a unit is a dialogue context (paper 9.12). Without one,
+    single comparisons are resampled; comparisons sharing cell and weight are
+    interchangeable, so they are pooled into one unit drawn with its multiplicity.
+    """
+    if "context" in comparisons.columns:
+        unit, uniques = pd.factorize(comparisons["context"], use_na_sentinel=False)
+        return unit, np.ones(len(uniques))
+    key = pd.MultiIndex.from_arrays([_cells(enc), enc.weight])
+    unit, uniques = pd.factorize(key)
+    return unit, np.bincount(unit).astype(float)
+
+
+def _bootstrap_elos(
+    enc: _Encoded,
+    comparisons: pd.DataFrame,
+    theta_hat: np.ndarray,
+    *,
+    ties: TieModel,
+    rounds: int,
+    seed: int,
+    prior: float,
+) -> np.ndarray:
+    """Elo of each system in each bootstrap round, shape (rounds, K)."""
+    k = len(enc.systems)
+    unit, multiplicity = _bootstrap_units(enc, comparisons)
+    n_units = len(multiplicity)
+    cells = _cells(enc)
+    used_cells, cell_idx = np.unique(cells, return_inverse=True)
+    # unit x cell weight matrix, built once; each round is a reweighting of its rows.
+    unit_cells = np.zeros((n_units, len(used_cells)))
+    np.add.at(unit_cells, (unit, cell_idx), enc.weight)
+    unit_cells /= multiplicity[:, None]
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(int(multiplicity.sum()), multiplicity / multiplicity.sum(), size=rounds)
+    boot_cells = draws.astype(float) @ unit_cells
+    full = np.zeros((rounds, k * k * 3))
+    full[:, used_cells] = boot_cells
+    wins, tie_m = _matrices_from_cells(full, k)
+    if ties == "half":
+        return elo_from_theta(_batched_half(wins + tie_m / 2.0, theta_hat, prior))
+    thetas = [
+        fit_matrix(w, ties=t, tie_model="davidson", prior=prior, theta0=theta_hat)[0]
+        for w, t in zip(wins, tie_m, strict=True)
+    ]
+    return elo_from_theta(np.array(thetas))
+
+
+def _batched_half(wins: np.ndarray, theta_hat: np.ndarray, prior: float) -> np.ndarray:
+    # Bound the (rounds x K x K) working set to ~4M floats per block.
+    rounds, k = wins.shape[0], wins.shape[1]
+    block = max(1, 4_000_000 // (k * k))
+    out = np.empty((rounds, k))
+    for start in range(0, rounds, block):
+        chunk = wins[start : start + block]
+        theta0 = np.broadcast_to(theta_hat, (len(chunk), k))
+        out[start : start + block], _ = _newton_half(chunk, theta0, prior, tol=1e-8)
+    return out
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def fit(
+    comparisons: pd.DataFrame,
+    *,
+    ties: TieModel = "half",
+    ci: CiMethod | None = "fisher",
+    bootstrap_rounds: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+    prior: float = DEFAULT_PRIOR,
+) -> pd.DataFrame:
+    """Fit a Bradley–Terry model and return an Elo leaderboard.
+
+    ``comparisons``: one row per verdict with ``system_a``, ``system_b``, ``winner``
+    ("a" | "b" | "tie"), optional ``weight`` (default 1) and optional ``context`` (the
+    bootstrap resamples contexts when present, else single comparisons).
+
+    ``ties``: "half" (a tie is half a win to each side) or "davidson" (estimated tie
+    parameter, reported in ``result.attrs["nu"]``).
+    ``ci``: "fisher" (inverse observed information, for the centred theta),
+    "paper" (SE = sqrt(1/n_i) on theta, paper 9.8), "bootstrap" (percentile interval of
+    ``bootstrap_rounds`` resamples) or None (NaN intervals).
+    ``prior``: precision of the Gaussian prior on theta (see ``DEFAULT_PRIOR``).
+
+    Returns a DataFrame indexed by ``system``, sorted by Elo (highest first), with
+    ``theta`` (centred), ``elo``, ``se`` (Elo scale), ``ci_low``/``ci_high`` (Elo scale,
+    level 1 - alpha), ``n`` (comparisons involving the system, unweighted), ``wins``
+    (weighted, ties counted half) and ``win_rate`` (wins / weight of its comparisons).
+    Emits :class:`BradleyTerryWarning` when some estimates exist only thanks to the prior.
+    """
+    if len(comparisons) == 0:
+        return pd.DataFrame(columns=OUTPUT_COLUMNS, index=pd.Index([], name="system"))
+    enc = _encode(comparisons)
+    agg = _aggregate_encoded(enc, ties)
+    _check_graph(agg)
+    theta, hess, info = fit_matrix(agg.wins, ties=agg.ties, tie_model=ties, prior=prior)
+    k = len(theta)
+    elo = elo_from_theta(theta)
+    z = stats.norm.ppf(1.0 - alpha / 2.0)
+    se = np.full(k, np.nan)
+    low = high = np.full(k, np.nan)
+    if ci == "fisher":
+        se = ELO_SCALE * np.sqrt(np.clip(np.diag(_centred_covariance(hess, k)), 0.0, None))
+    elif ci == "paper":
+        se = ELO_SCALE * np.sqrt(1.0 / np.maximum(agg.n, 1))
+    elif ci == "bootstrap":
+        boot = _bootstrap_elos(
+            enc, comparisons, theta, ties=ties, rounds=bootstrap_rounds, seed=seed, prior=prior
+        )
+        se = boot.std(axis=0, ddof=1)
+        low, high = np.percentile(boot, [100 * alpha / 2, 100 * (1 - alpha / 2)], axis=0)
+    elif ci is not None:
+        raise ValueError(f"ci must be 'fisher', 'paper', 'bootstrap' or None, not {ci!r}")
+    if ci in ("fisher", "paper"):
+        low, high = elo - z * se, elo + z * se
+    return _result_frame(agg, theta, elo, se, low, high, info)
+
+
+def _result_frame(agg, theta, elo, se, low, high, info) -> pd.DataFrame:
+    # With davidson, agg.wins are strict wins: add half of the ties for the win share.
+    credited = agg.wins if info.get("nu") is None else agg.wins + agg.ties / 2.0
+    wins = credited.sum(axis=1)
+    total = (credited + credited.T).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        win_rate = np.where(total > 0, wins / total, np.nan)
+    frame = pd.DataFrame(
+        {
+            "theta": theta,
+            "elo": elo,
+            "se": se,
+            "ci_low": low,
+            "ci_high": high,
+            "n": agg.n.astype(np.int64),
+            "wins": wins,
+            "win_rate": win_rate,
+        },
+        index=agg.systems,
+    )
+    frame = frame.sort_values("elo", ascending=False, kind="stable")
+    frame.attrs.update(info)
+    return frame
