@@ -75,14 +75,14 @@ def _write_jsonl(rows: Iterator[dict]) -> Path:
 
 def _completion_rows(study: Study) -> Iterator[dict]:
     for context in study.contexts.order_by("id"):
-        for name, family, _quality, template in DEMO_SYSTEMS:
+        for rank, (name, family, _quality, template) in enumerate(DEMO_SYSTEMS):
             yield {
                 "context_id": context.external_id,
                 "system": name,
                 "family": family,
                 "kind": "model",
                 "text": template.format(gist=_gist(context)),
-                "ttft_ms": 200 + 150 * DEMO_SYSTEMS.index((name, family, _quality, template)),
+                "ttft_ms": 1200 - 250 * rank,  # demo: the stronger templates "think" longer
                 "demo": True,
             }
 
