@@ -181,6 +181,12 @@ class Assignment(models.Model):
         indexes = [
             models.Index(fields=["rater", "status"], name="assignment_rater_status"),
             models.Index(fields=["status", "lease_expires_at"], name="assignment_lease"),
+            # The assignment engine counts a pair's running leases on every claim.
+            models.Index(
+                fields=["pair", "lease_expires_at"],
+                condition=Q(status="leased"),
+                name="assignment_pair_active_lease",
+            ),
         ]
 
     def __str__(self) -> str:

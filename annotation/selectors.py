@@ -1,0 +1,181 @@
+"""Reads for the rater experience and the rater-quality admin page."""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from dataclasses import dataclass
+
+from django.db.models import Count, F, Q, Sum
+from django.db.models.functions import Coalesce
+
+from completions.models import Study
+
+from .models import Assignment, Judgment, Pair, QualityCheckItem, Rater
+
+ITEM_RELATED = (
+    "pair__context",
+    "pair__completion_a",
+    "pair__completion_b",
+    "quality_item",
+)
+
+
+@dataclass(frozen=True)
+class QueuePlan:
+    """A rater's queue: how many real items, and at which positions the quality checks sit."""
+
+    n_real: int
+    check_positions: frozenset[int]
+
+    @property
+    def n_checks(self) -> int:
+        return len(self.check_positions)
+
+    @property
+    def total(self) -> int:
+        return self.n_real + self.n_checks
+
+
+@dataclass(frozen=True)
+class Progress:
+    done_real: int
+    done_checks: int
+
+    @property
+    def done(self) -> int:
+        return self.done_real + self.done_checks
+
+
+@dataclass(frozen=True)
+class ItemView:
+    """What the judging page shows: no ids, no system, family or writer."""
+
+    token: str
+    turns: list[dict]
+    left_text: str
+    right_text: str
+
+
+def queue_plan(*, study: Study, rater: Rater, n_quality_items: int) -> QueuePlan:
+    """Checks make up `quality_check_rate` of the queue, at positions drawn per rater.
+
+    The draw is seeded by the pseudonym, so a returning rater gets the same plan.
+    """
+    rate = study.quality_check_rate
+    wanted = round(study.items_per_rater * rate / (1 - rate)) if rate > 0 else 0
+    n_checks = min(wanted, n_quality_items)
+    total = study.items_per_rater + n_checks
+    positions = random.Random(rater.pseudonym).sample(range(total), n_checks)
+    return QueuePlan(n_real=study.items_per_rater, check_positions=frozenset(positions))
+
+
+@dataclass(frozen=True)
+class QueueState:
+    progress: Progress
+    leased_id: int | None
+
+
+def rater_queue_state(*, rater: Rater) -> QueueState:
+    """Progress and the current lease in one read of the rater's (short) assignment list."""
+    rows = Assignment.objects.filter(rater=rater).values_list("pk", "status", "pair_id")
+    real = checks = 0
+    leased_id = None
+    for pk, status, pair_id in rows:
+        if status == Assignment.Status.SUBMITTED:
+            real, checks = (real + 1, checks) if pair_id is not None else (real, checks + 1)
+        elif status == Assignment.Status.LEASED and (leased_id is None or pk > leased_id):
+            leased_id = pk
+    return QueueState(progress=Progress(done_real=real, done_checks=checks), leased_id=leased_id)
+
+
+def item_view(*, assignment: Assignment) -> ItemView:
+    """The two replies in the order drawn for this assignment; page "A" is the left one."""
+    if assignment.pair_id is not None:
+        pair = assignment.pair
+        turns, text_a, text_b = pair.context.turns, pair.completion_a.text, pair.completion_b.text
+    else:
+        item = assignment.quality_item
+        turns, text_a, text_b = item.turns, item.text_a, item.text_b
+    left, right = (text_a, text_b) if assignment.shown_left == "a" else (text_b, text_a)
+    return ItemView(token=assignment.token, turns=turns, left_text=left, right_text=right)
+
+
+_QC_COUNT_TTL = 60.0
+_qc_counts: dict[tuple, tuple[float, int]] = {}
+
+
+def quality_item_count(*, study: Study) -> int:
+    """Quality-check items of the study.
+
+    Kept per process for a minute: it is read on every rater request and changes only when an
+    admin seeds or adds checks (a queue plan then follows within a minute).
+    """
+    if not study.quality_check_rate:
+        return 0
+    key = (study.pk, study.created_at)  # a recreated study never reads an old count
+    cached = _qc_counts.get(key)
+    if cached is not None and cached[0] > time.monotonic():
+        return cached[1]
+    count = QualityCheckItem.objects.filter(study=study).count()
+    _qc_counts[key] = (time.monotonic() + _QC_COUNT_TTL, count)
+    return count
+
+
+def quality_item_count_forget(*, study: Study) -> None:
+    _qc_counts.pop((study.pk, study.created_at), None)
+
+
+# --- The study admin's view of rater quality ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class RaterStats:
+    rater: Rater
+    n_real: int
+    n_checks: int
+    n_passed: int
+    median_ms: float | None
+
+    @property
+    def check_accuracy(self) -> float | None:
+        return self.n_passed / self.n_checks if self.n_checks else None
+
+
+def rater_stats(*, study: Study, raters: list[Rater] | None = None) -> list[RaterStats]:
+    """Per rater: real items judged, checks answered and passed, median time on real items."""
+    raters = (
+        raters
+        if raters is not None
+        else list(Rater.objects.filter(study=study).order_by("created_at", "pk"))
+    )
+    rows = Judgment.objects.filter(
+        study=study, rater__in=[r.pk for r in raters], judge_kind="human"
+    ).values_list("rater_id", "quality_check", "passed_check", "duration_ms")
+    per_rater: dict[int, list] = {r.pk: [] for r in raters}
+    for rater_id, is_check, passed, duration in rows:
+        per_rater[rater_id].append((is_check, passed, duration))
+    return [_stats_for(rater, per_rater[rater.pk]) for rater in raters]
+
+
+def _stats_for(rater: Rater, rows: list) -> RaterStats:
+    durations = [d for is_check, _, d in rows if not is_check and d is not None]
+    checks = [passed for is_check, passed, _ in rows if is_check]
+    return RaterStats(
+        rater=rater,
+        n_real=sum(1 for is_check, _, _ in rows if not is_check),
+        n_checks=len(checks),
+        n_passed=sum(1 for passed in checks if passed),
+        median_ms=statistics.median(durations) if durations else None,
+    )
+
+
+def study_progress(*, study: Study) -> dict:
+    totals = Pair.objects.filter(study=study).aggregate(
+        pairs=Count("id"),
+        complete=Count("id", filter=Q(n_judgments__gte=F("quota"))),
+        judgments=Coalesce(Sum("n_judgments"), 0),
+        target=Coalesce(Sum("quota"), 0),
+    )
+    return totals

@@ -1,0 +1,33 @@
+"""The rater workflow: entry, consent, the assignment engine and judgment submission.
+
+Public services (keyword-only, transactional) are re-exported here:
+`annotation.services.assignment_next`, `judgment_submit`, `judgment_submit_and_next`, ...
+"""
+
+from __future__ import annotations
+
+from .assignments import assignment_next
+from .common import HUMAN_STRENGTH_MAX, SCALE, AssignmentNotFound, SubmitResult
+from .judgments import (
+    axes_to_canonical,
+    choice_to_verdict,
+    judgment_submit,
+    judgment_submit_and_next,
+)
+from .raters import rater_consent, rater_enter, rater_finish, rater_set_exclusion
+
+__all__ = [
+    "HUMAN_STRENGTH_MAX",
+    "SCALE",
+    "AssignmentNotFound",
+    "SubmitResult",
+    "assignment_next",
+    "axes_to_canonical",
+    "choice_to_verdict",
+    "judgment_submit",
+    "judgment_submit_and_next",
+    "rater_consent",
+    "rater_enter",
+    "rater_finish",
+    "rater_set_exclusion",
+]

@@ -1,0 +1,244 @@
+"""The assignment engine: which item a rater gets next, under row locks.
+
+Engine invariants (paper 9.6: each pair gets exactly its quota of judgments from distinct raters):
+- a pair never holds more than `quota - n_judgments` running leases: a claimer locks the pair
+  row (PostgreSQL `FOR UPDATE SKIP LOCKED`) and recounts the leases *after* taking the lock, so
+  every earlier claimer of that pair has committed and is seen;
+- `Pair.n_judgments` moves only in `judgments.py`, with F() under the pair's row lock, guarded by
+  `n_judgments < quota` (the check constraint `pair_within_quota` backs it up);
+- a rater has at most one assignment per pair (constraint `assignment_rater_pair_once`).
+
+Leases: an item stays reserved for `Study.lease_seconds`. Expired leases are ignored when
+counting and marked expired lazily. A rater who comes back after their lease ran out gets the
+same item again if its pair still has room (the lease is renewed); otherwise it is marked
+expired and they get another item. A late submit on an expired lease is accepted when the pair
+still has room without it, and politely refused (`SubmitResult.refused`) otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import datetime, timedelta
+
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from completions.models import Completion, DialogueContext
+
+from ..models import Assignment, Pair, QualityCheckItem, Rater
+from ..selectors import ITEM_RELATED, quality_item_count, queue_plan, rater_queue_state
+
+CLAIM_ATTEMPTS = 8
+
+
+def assignment_next(*, rater: Rater, now: datetime | None = None) -> Assignment | None:
+    """The rater's current item (resume), else a newly claimed one; None when they are done."""
+    with transaction.atomic():
+        return _assignment_next(rater=rater, now=now or timezone.now())
+
+
+class _Busy:
+    """Every candidate pair is locked by others, and this transaction may not wait."""
+
+
+BUSY = _Busy()
+
+
+def _assignment_next(*, rater: Rater, now: datetime, may_wait: bool = True):
+    """Assignment, None (done) or BUSY (only when `may_wait` is False).
+
+    A transaction that already holds a pair lock (the submit of the round trip) must not wait
+    for another pair's lock: two raters could each wait for the other's pair (a deadlock).
+    """
+    state = rater_queue_state(rater=rater)
+    if state.leased_id is not None:
+        current = Assignment.objects.select_related(*ITEM_RELATED).get(pk=state.leased_id)
+        current.rater = rater
+        if current.lease_expires_at > now:
+            return current
+        if not may_wait:
+            return BUSY  # renewing locks a pair
+        if (renewed := _lease_renew(assignment=current, now=now)) is not None:
+            return renewed
+    study = rater.study
+    progress = state.progress
+    plan = queue_plan(study=study, rater=rater, n_quality_items=quality_item_count(study=study))
+    position = progress.done
+    wants_check = position in plan.check_positions and progress.done_checks < plan.n_checks
+    if wants_check and (check := _lease_check(rater=rater, now=now, position=position)):
+        return check
+    if progress.done_real < plan.n_real:
+        return _lease_pair(rater=rater, now=now, position=position, may_wait=may_wait)
+    if progress.done_checks < plan.n_checks:
+        return _lease_check(rater=rater, now=now, position=position)
+    return None
+
+
+def _lease_renew(*, assignment: Assignment, now: datetime) -> Assignment | None:
+    """Give a returning rater the same item again if its pair still has room."""
+    if assignment.pair_id is not None and not _pair_has_room(
+        pair_id=assignment.pair_id, now=now, exclude_assignment_id=assignment.pk
+    ):
+        Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.EXPIRED)
+        return None
+    assignment.served_at = now  # time on task restarts with the page shown again
+    assignment.lease_expires_at = now + timedelta(seconds=assignment.rater.study.lease_seconds)
+    assignment.save(update_fields=["served_at", "lease_expires_at"])
+    return assignment
+
+
+def _pair_has_room(*, pair_id: int, now: datetime, exclude_assignment_id: int | None) -> bool:
+    """Lock the pair's row and check its room (judgments + running leases < quota)."""
+    return (
+        _pair_locked_with_room(
+            pair_id=pair_id, now=now, exclude_assignment_id=exclude_assignment_id
+        )
+        is not None
+    )
+
+
+# Read after the pair's row lock is held, so every earlier claimer has committed and is
+# counted. Hand-written for the same reason as the claim below: it runs on every round trip.
+_ROOM_SQL = """
+SELECT p.n_judgments, p.quota, (
+    SELECT COUNT(*) FROM {assignment} l
+    WHERE l.pair_id = p.id AND l.status = 'leased' AND l.lease_expires_at > %s AND l.id <> %s
+  ), p.study_id, p.context_id, p.completion_a_id, p.completion_b_id, c.turns, ca.text, cb.text
+FROM {pair} p
+JOIN {context} c ON c.id = p.context_id
+JOIN {completion} ca ON ca.id = p.completion_a_id
+JOIN {completion} cb ON cb.id = p.completion_b_id
+WHERE p.id = %s {lock}
+"""
+
+
+def _pair_locked_with_room(
+    *, pair_id: int, now: datetime, exclude_assignment_id: int | None = None
+) -> Pair | None:
+    """The pair (with what the judging page shows) if it has room, under its row lock."""
+    sql = _ROOM_SQL.format(
+        assignment=Assignment._meta.db_table,
+        pair=Pair._meta.db_table,
+        context=DialogueContext._meta.db_table,
+        completion=Completion._meta.db_table,
+        lock="FOR UPDATE OF p" if connection.features.has_select_for_update else "",
+    )
+    params = [connection.ops.adapt_datetimefield_value(now), exclude_assignment_id or 0, pair_id]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None or row[0] + row[2] >= row[1]:
+        return None
+    n_judgments, quota, _, study_id, context_id, a_id, b_id, turns, text_a, text_b = row
+    return Pair(
+        id=pair_id,
+        study_id=study_id,
+        n_judgments=n_judgments,
+        quota=quota,
+        context=DialogueContext(id=context_id, turns=_json(turns)),
+        completion_a=Completion(id=a_id, text=text_a),
+        completion_b=Completion(id=b_id, text=text_b),
+    )
+
+
+def _json(value):
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+# The claim runs on every "next item", so it is one hand-written statement (no ORM compile
+# on the hot path): the least-judged pair of the study that this rater has not had and whose
+# judgments plus running leases leave room, locked without waiting on rows others hold.
+_CLAIM_SQL = """
+SELECT p.id FROM {pair} p
+WHERE p.study_id = %s AND p.n_judgments < p.quota {excluded}
+  AND p.n_judgments + (
+    SELECT COUNT(*) FROM {assignment} l
+    WHERE l.pair_id = p.id AND l.status = 'leased' AND l.lease_expires_at > %s
+  ) < p.quota
+  AND NOT EXISTS (SELECT 1 FROM {assignment} h WHERE h.rater_id = %s AND h.pair_id = p.id)
+ORDER BY p.n_judgments
+LIMIT 1 {lock}
+"""
+
+
+def _claim_candidate(*, rater: Rater, now: datetime, excluded: list[int], wait: bool):
+    features = connection.features
+    lock = ""
+    if features.has_select_for_update:
+        lock = "FOR UPDATE OF p" if wait else "FOR UPDATE OF p SKIP LOCKED"
+    sql = _CLAIM_SQL.format(
+        pair=Pair._meta.db_table,
+        assignment=Assignment._meta.db_table,
+        lock=lock,
+        excluded=f"AND p.id NOT IN ({', '.join(['%s'] * len(excluded))})" if excluded else "",
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            [rater.study_id, *excluded, connection.ops.adapt_datetimefield_value(now), rater.pk],
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def _claim_pair(*, rater: Rater, now: datetime, may_wait: bool = True) -> Pair | None | _Busy:
+    """Lock the least-filled pair this rater has not had and that still has room.
+
+    SKIP LOCKED lets concurrent raters take different pairs instead of queueing on one; when
+    every candidate is locked by others we wait on one (plain FOR UPDATE) rather than
+    wrongly telling the rater the study is full. The room check is repeated after the lock
+    because the lease count in the claiming query was read before it.
+    """
+    excluded: list[int] = []
+    for _attempt in range(CLAIM_ATTEMPTS):
+        pair_id = _claim_candidate(rater=rater, now=now, excluded=excluded, wait=False)
+        if pair_id is None and not may_wait:
+            return BUSY
+        if pair_id is None:
+            pair_id = _claim_candidate(rater=rater, now=now, excluded=excluded, wait=True)
+        if pair_id is None:
+            return None
+        if (pair := _pair_locked_with_room(pair_id=pair_id, now=now)) is not None:
+            return pair
+        excluded.append(pair_id)
+    return None
+
+
+def _lease(*, rater: Rater, now: datetime, position: int, **item) -> Assignment:
+    return Assignment.objects.create(
+        rater=rater,
+        position=position,
+        shown_left=random.choice("ab"),
+        served_at=now,
+        lease_expires_at=now + timedelta(seconds=rater.study.lease_seconds),
+        **item,
+    )
+
+
+def _lease_pair(*, rater: Rater, now: datetime, position: int, may_wait: bool = True):
+    pair = _claim_pair(rater=rater, now=now, may_wait=may_wait)
+    if pair is None or pair is BUSY:
+        return pair
+    return _lease(rater=rater, now=now, position=position, pair=pair)
+
+
+def _lease_check(*, rater: Rater, now: datetime, position: int) -> Assignment | None:
+    used = Assignment.objects.filter(rater=rater, quality_item=OuterRef("pk"))
+    item = (
+        QualityCheckItem.objects.filter(study_id=rater.study_id)
+        .filter(~Exists(used))
+        .order_by("?")
+        .first()
+    )
+    if item is None:
+        return None
+    # An attention check's instruction names a page side ("choose B ..."), so its replies keep
+    # their stored order; gold items are drawn like real pairs.
+    shown_left = "a" if item.kind == QualityCheckItem.Kind.ATTENTION else random.choice("ab")
+    assignment = _lease(rater=rater, now=now, position=position, quality_item=item)
+    if assignment.shown_left != shown_left:
+        assignment.shown_left = shown_left
+        assignment.save(update_fields=["shown_left"])
+    return assignment

@@ -1,0 +1,189 @@
+"""Submitting a judgment: canonical orientation, exactly once, counted under the pair lock."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from ..models import Assignment, Judgment, Pair, QualityCheckItem, Rater
+from .assignments import BUSY, _assignment_next, _pair_has_room, assignment_next
+from .common import HUMAN_STRENGTH_MAX, AssignmentNotFound, SubmitResult
+
+
+def choice_to_verdict(*, choice: int, shown_left: str) -> tuple[str, int | None]:
+    """Page scale point (1 = A significantly better ... 5) -> canonical (winner, strength)."""
+    if choice == 3:
+        return "tie", None
+    shown_right = "b" if shown_left == "a" else "a"
+    winner = shown_left if choice < 3 else shown_right
+    strength = 2 if choice in (1, 5) else 1
+    return winner, strength
+
+
+def axes_to_canonical(*, marks: dict[str, str], shown_left: str) -> dict[str, dict]:
+    """Per-axis page marks {"H": "A"|"B"|"same"} -> {"H": {"winner": "a"|"b"|"tie"}}."""
+    shown_right = "b" if shown_left == "a" else "a"
+    page_to_side = {"A": shown_left, "B": shown_right, "same": "tie"}
+    return {
+        axis: {"winner": page_to_side[mark]} for axis, mark in marks.items() if mark in page_to_side
+    }
+
+
+def judgment_submit(
+    *,
+    rater: Rater,
+    assignment: Assignment,
+    choice: int,
+    axes: dict[str, str] | None = None,
+    rationale: str = "",
+    now: datetime | None = None,
+) -> SubmitResult:
+    """Store the rater's verdict on one assignment, exactly once (see `_judgment_submit`)."""
+    with transaction.atomic():
+        return _judgment_submit(
+            rater=rater,
+            assignment=assignment,
+            choice=choice,
+            axes=axes or {},
+            rationale=rationale,
+            now=now or timezone.now(),
+        )
+
+
+def judgment_submit_and_next(
+    *,
+    rater: Rater,
+    assignment: Assignment,
+    choice: int,
+    axes: dict[str, str] | None = None,
+    rationale: str = "",
+    now: datetime | None = None,
+) -> tuple[SubmitResult, Assignment | None]:
+    """The rater's round trip: store the verdict and lease the next item in ONE transaction
+    (one commit, i.e. one WAL flush, per round trip: the hot path of the rater pages).
+
+    Only when every candidate pair is locked by others does the next item come from a second
+    transaction, which may wait for a lock because it holds none.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        result = _judgment_submit(
+            rater=rater,
+            assignment=assignment,
+            choice=choice,
+            axes=axes or {},
+            rationale=rationale,
+            now=now,
+        )
+        following = _assignment_next(rater=rater, now=now, may_wait=False)
+    if following is BUSY:
+        following = assignment_next(rater=rater)
+    return result, following
+
+
+def _judgment_submit(
+    *,
+    rater: Rater,
+    assignment: Assignment,
+    choice: int,
+    axes: dict[str, str],
+    rationale: str,
+    now: datetime,
+) -> SubmitResult:
+    """Store the rater's verdict on one assignment, exactly once.
+
+    The assignment is claimed with a conditional UPDATE (leased/expired -> submitted): of two
+    concurrent or replayed POSTs exactly one changes the row, the other returns the stored
+    judgment and stores nothing new. Raises AssignmentNotFound for another rater's assignment.
+    A late submit whose pair was filled by others meanwhile is refused: the assignment is
+    marked expired and the result carries no judgment.
+    """
+    if assignment.rater_id != rater.pk:
+        raise AssignmentNotFound(assignment.token)
+    open_statuses = (Assignment.Status.LEASED, Assignment.Status.EXPIRED)
+    claimed = Assignment.objects.filter(pk=assignment.pk, status__in=open_statuses).update(
+        status=Assignment.Status.SUBMITTED, submitted_at=now
+    )
+    if not claimed:
+        stored = Judgment.objects.filter(assignment_id=assignment.pk).first()
+        return SubmitResult(judgment=stored, created=False)
+    if assignment.pair_id is not None and not _count_pair_judgment(assignment=assignment, now=now):
+        Assignment.objects.filter(pk=assignment.pk).update(
+            status=Assignment.Status.EXPIRED, submitted_at=None
+        )
+        return SubmitResult(judgment=None, created=False)
+    judgment = _judgment_create(
+        rater=rater,
+        assignment=assignment,
+        choice=choice,
+        axes=axes or {},
+        rationale=rationale,
+        now=now,
+    )
+    if assignment.quality_item_id is not None:
+        from ..quality import rater_quality_update
+
+        rater_quality_update(rater=rater, with_timing=False)
+    return SubmitResult(judgment=judgment, created=True)
+
+
+def _count_pair_judgment(*, assignment: Assignment, now: datetime) -> bool:
+    """Increment the pair's counter under its row lock; False (nothing counted) if no room.
+
+    Room is only in doubt for a late submit on an expired lease: a running lease already
+    holds one of the pair's free places.
+    """
+    expired = assignment.status == Assignment.Status.EXPIRED or assignment.lease_expires_at <= now
+    if expired and not _pair_has_room(
+        pair_id=assignment.pair_id, now=now, exclude_assignment_id=assignment.pk
+    ):
+        return False
+    changed = Pair.objects.filter(pk=assignment.pair_id, n_judgments__lt=F("quota")).update(
+        n_judgments=F("n_judgments") + 1
+    )
+    return changed == 1
+
+
+def _judgment_create(
+    *,
+    rater: Rater,
+    assignment: Assignment,
+    choice: int,
+    axes: dict[str, str],
+    rationale: str,
+    now: datetime,
+) -> Judgment:
+    winner, strength = choice_to_verdict(choice=choice, shown_left=assignment.shown_left)
+    item = assignment.quality_item
+    return Judgment.objects.create(
+        study_id=rater.study_id,
+        pair_id=assignment.pair_id,
+        quality_item=item,
+        assignment=assignment,
+        judge_kind="human",
+        rater=rater,
+        judge=rater.pseudonym,
+        winner=winner,
+        strength=strength,
+        strength_max=HUMAN_STRENGTH_MAX,
+        axes=axes_to_canonical(marks=axes, shown_left=assignment.shown_left),
+        rationale=rationale.strip(),
+        shown_left=assignment.shown_left,
+        duration_ms=max(0, int((now - assignment.served_at).total_seconds() * 1000)),
+        submitted_at=now,
+        quality_check=item is not None,
+        passed_check=_check_passed(item=item, choice=choice, winner=winner),
+        metadata={"choice": choice},
+    )
+
+
+def _check_passed(*, item: QualityCheckItem | None, choice: int, winner: str) -> bool | None:
+    """Gold: the expected side at either strength. Attention: exactly the asked scale point."""
+    if item is None:
+        return None
+    if item.kind == QualityCheckItem.Kind.ATTENTION and item.expected_choice:
+        return choice == item.expected_choice
+    return winner == item.expected

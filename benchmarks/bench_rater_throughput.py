@@ -1,0 +1,465 @@
+"""Rater throughput: "submit + next item" round trips against gunicorn + PostgreSQL.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379/12 \
+        .venv/bin/python benchmarks/bench_rater_throughput.py --seconds 30
+
+What it does:
+1. creates the database `heart_bench_rater` (dropped at the end unless --keep), migrates it and
+   generates a study (--contexts x 5 systems, 10 pairs per context, quota 5, 10 % quality
+   checks seeded from the rubric) and --raters consented raters, each with a session (the
+   cached_db session engine when REDIS_URL is set, as in production);
+2. starts gunicorn (--workers gthread workers x --threads threads, persistent DB connections)
+   with the production settings; the only change (benchmarks/bench_settings.py) is plain static
+   storage, so no collectstatic manifest is needed;
+3. runs the load generator in a separate process (asyncio + httpx; one shared connection pool,
+   each rater sends its own session and CSRF cookies):
+   - open phase: every rater thinks an exponential time (mean --think s) between round trips;
+     one round trip = the htmx POST that stores a judgment and returns the next item;
+   - closed phase: --closed-clients raters submit back to back (max throughput);
+4. checks the database afterwards: one Judgment row per successful round trip, no pair over
+   quota, no rater with a pair twice; prints round trips/s, p50/p95/p99 latency and errors.
+
+Note: 1,000 raters thinking 10 s each offer about 100 round trips/s, so the open phase measures
+latency at that load, and the closed phase measures the sustainable maximum.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_DB = "heart_bench_rater"
+SUBMIT = re.compile(rb'action="/r/a/([^/"]+)/submit/"')
+
+
+# --- setup (in this process, with Django) ---------------------------------------------------
+
+
+def bench_database_url(base: str, *, drop_only: bool = False) -> str:
+    import psycopg
+
+    parts = urlsplit(base)
+    admin = urlunsplit(parts._replace(scheme="postgresql", path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+        if not drop_only:
+            conn.execute(f"CREATE DATABASE {BENCH_DB}")
+    return urlunsplit(parts._replace(path=f"/{BENCH_DB}"))
+
+
+def server_env(database_url: str, redis_url: str) -> dict:
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=database_url,
+        REDIS_URL=redis_url,
+        DEBUG="0",
+        SECURE_SSL_REDIRECT="0",
+        SESSION_COOKIE_SECURE="0",
+        CSRF_COOKIE_SECURE="0",
+        CONN_MAX_AGE="600",
+        LOG_LEVEL="WARNING",
+        DJANGO_SETTINGS_MODULE="bench_settings",
+        PYTHONPATH=f"{ROOT / 'benchmarks'}:{ROOT}",
+    )
+    return env
+
+
+def build(args) -> list[dict]:
+    """Migrate, generate the study and the raters; returns each rater's cookies."""
+    sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
+    import django
+
+    django.setup()
+    from django.contrib.sessions.backends.cache import KEY_PREFIX  # noqa: F401 - engine loads
+    from django.core.management import call_command
+    from django.utils import timezone
+    from django.utils.crypto import get_random_string
+    from django.utils.module_loading import import_string
+
+    from annotation.access import SESSION_KEY
+    from annotation.models import Pair, Rater
+    from annotation.quality import quality_items_seed_from_rubric
+    from completions.models import Completion, DialogueContext, Study, System
+
+    call_command("migrate", verbosity=0)
+    study = Study.objects.create(
+        slug="bench",
+        name="Bench",
+        items_per_rater=100_000,
+        quality_check_rate=0.1,
+        judgments_per_pair=5,
+    )
+    systems = System.objects.bulk_create(
+        System(study=study, name=f"bench-system-{i}", kind="model", family=f"fam{i}")
+        for i in range(5)
+    )
+    turns = [
+        {"speaker": "supporter", "text": "Hi, how are you today?"},
+        {"speaker": "seeker", "text": "Honestly I'm struggling at work and can't sleep."},
+    ]
+    contexts = DialogueContext.objects.bulk_create(
+        DialogueContext(study=study, external_id=f"c{i}", turns=turns) for i in range(args.contexts)
+    )
+    completions = Completion.objects.bulk_create(
+        Completion(
+            context=c,
+            system=s,
+            text=f"That sounds exhausting ({c.external_id}, {j}). What has been the hardest part?",
+        )
+        for c in contexts
+        for j, s in enumerate(systems)
+    )
+    by_context: dict[int, list] = {}
+    for comp in completions:
+        by_context.setdefault(comp.context_id, []).append(comp)
+    Pair.objects.bulk_create(
+        Pair(study=study, context_id=cid, completion_a=a, completion_b=b, quota=5)
+        for cid, comps in by_context.items()
+        for i, a in enumerate(comps)
+        for b in comps[i + 1 :]
+    )
+    quality_items_seed_from_rubric(study=study)
+    from django.db import connection
+
+    with connection.cursor() as cursor:  # fresh statistics, as autovacuum would gather
+        cursor.execute("ANALYZE")
+    now = timezone.now()
+    raters = Rater.objects.bulk_create(
+        Rater(study=study, pseudonym=f"r-bench{i:05d}", consented_at=now)
+        for i in range(args.raters)
+    )
+    from django.conf import settings
+
+    store = import_string(f"{settings.SESSION_ENGINE}.SessionStore")
+    sessions = []
+    for rater in raters:
+        session = store()
+        session[SESSION_KEY] = {str(study.pk): rater.pk}
+        session.create()
+        sessions.append({"sessionid": session.session_key, "csrf": get_random_string(32)})
+    print(
+        f"setup: {Pair.objects.count()} pairs, {len(raters)} raters, "
+        f"session engine {settings.SESSION_ENGINE}",
+        flush=True,
+    )
+    return [{**s, "invite": study.invite_token} for s in sessions]
+
+
+def verify(accepted_tokens: set[str]) -> dict:
+    from collections import Counter
+
+    from django.db.models import F
+
+    from annotation.models import Judgment, Pair
+
+    rows = list(Judgment.objects.values_list("assignment__token", "rater_id", "pair_id"))
+    stored = {t for t, _, _ in rows}
+    pairs = Counter((r, p) for _, r, p in rows if p is not None)
+    return {
+        "judgments_stored": len(rows),
+        "accepted_round_trips_without_row": len(accepted_tokens - stored),
+        "pairs_over_quota": Pair.objects.filter(n_judgments__gt=F("quota")).count(),
+        "rater_pair_duplicates": sum(1 for n in pairs.values() if n > 1),
+    }
+
+
+# --- the load generator (separate process, no Django) --------------------------------------
+
+
+async def _round_trip(client, rater: dict, stats: dict) -> bool:
+    headers = {
+        "Cookie": f"sessionid={rater['sessionid']}; csrftoken={rater['csrf']}",
+        "X-CSRFToken": rater["csrf"],
+        "HX-Request": "true",
+    }
+    data = {"choice": str(random.randint(1, 5))}
+    started = time.perf_counter()
+    try:
+        response = await client.post(f"/r/a/{rater['token']}/submit/", data=data, headers=headers)
+    except Exception as exc:  # noqa: BLE001 - any transport error counts as an error
+        stats["errors"].append(repr(exc)[:200])
+        return False
+    latency = time.perf_counter() - started
+    match = SUBMIT.search(response.content)
+    if response.status_code != 200 or match is None:
+        stats["errors"].append(f"HTTP {response.status_code}")
+        return False
+    stats["accepted"].append(rater["token"])
+    stats["latencies"].append(latency)
+    stats["done_at"].append(time.perf_counter())
+    rater["token"] = match.group(1).decode()
+    return True
+
+
+async def _first_item(client, rater: dict) -> None:
+    headers = {"Cookie": f"sessionid={rater['sessionid']}; csrftoken={rater['csrf']}"}
+    response = await client.get(f"/r/{rater['invite']}/item/", headers=headers)
+    rater["token"] = SUBMIT.search(response.content).group(1).decode()
+
+
+async def _loadgen(base_url: str, raters: list[dict], args) -> dict:
+    import httpx
+
+    limits = httpx.Limits(
+        max_connections=args.connections, max_keepalive_connections=args.connections
+    )
+    async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=30) as client:
+        sem = asyncio.Semaphore(50)
+
+        async def warm(r):
+            async with sem:
+                await _first_item(client, r)
+
+        await asyncio.gather(*(warm(r) for r in raters))
+        results = {}
+        # Open phase: Poisson-ish think times, every rater independently.
+        stats = {"latencies": [], "done_at": [], "errors": [], "accepted": []}
+        start = time.perf_counter()
+        deadline = start + args.seconds
+
+        async def thinker(r):
+            await asyncio.sleep(random.uniform(0, args.think))  # arrivals spread from t=0
+            while time.perf_counter() < deadline:
+                await _round_trip(client, r, stats)
+                left = deadline - time.perf_counter()  # no thinking past the end of the phase
+                await asyncio.sleep(max(0.0, min(random.expovariate(1 / args.think), left)))
+
+        await asyncio.gather(*(thinker(r) for r in raters))
+        results["open"] = _summary(stats, start, deadline)
+        # Closed phase: back to back, a fixed number of raters in flight.
+        stats_c = {"latencies": [], "done_at": [], "errors": [], "accepted": []}
+        start = time.perf_counter()
+        deadline = start + args.closed_seconds
+
+        async def hammer(r):
+            while time.perf_counter() < deadline:
+                await _round_trip(client, r, stats_c)
+
+        await asyncio.gather(*(hammer(r) for r in raters[: args.closed_clients]))
+        results["closed"] = _summary(stats_c, start, deadline)
+        results["accepted"] = stats["accepted"] + stats_c["accepted"]
+        return results
+
+
+def _summary(stats: dict, start: float, deadline: float) -> dict:
+    lat = sorted(stats["latencies"])
+    window = [t for t in stats["done_at"] if t <= deadline]
+
+    def pct(p: float) -> float:
+        return round(1000 * lat[min(len(lat) - 1, int(p * len(lat)))], 1) if lat else float("nan")
+
+    return {
+        "round_trips": len(lat),
+        "round_trips_per_s": round(len(window) / (deadline - start), 1),
+        "p50_ms": pct(0.50),
+        "p95_ms": pct(0.95),
+        "p99_ms": pct(0.99),
+        "mean_ms": round(1000 * statistics.fmean(lat), 1) if lat else float("nan"),
+        "errors": len(stats["errors"]),
+        "error_samples": sorted(set(stats["errors"]))[:5],
+    }
+
+
+def loadgen_main(args) -> None:
+    raters = json.loads(Path(args.loadgen).read_text())
+    results = asyncio.run(_loadgen(f"http://127.0.0.1:{args.port}", raters, args))
+    print(json.dumps(results))
+
+
+# --- orchestration --------------------------------------------------------------------------
+
+
+def start_gunicorn(args, env: dict) -> subprocess.Popen:
+    cmd = [
+        str(ROOT / ".venv/bin/gunicorn"),
+        "heart_site.wsgi:application",
+        "-k",
+        "gthread",
+        "-w",
+        str(args.workers),
+        "--threads",
+        str(args.threads),
+        "-b",
+        f"127.0.0.1:{args.port}",
+        "--keep-alive",
+        "30",
+        "--backlog",
+        "2048",
+        "--log-level",
+        "warning",
+        "--chdir",
+        str(ROOT),
+    ]
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True)
+    import httpx
+
+    for _ in range(100):
+        try:
+            if httpx.get(f"http://127.0.0.1:{args.port}/healthz", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("gunicorn did not come up")
+
+
+def process_tree_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process and its children (the gunicorn workers)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    pids = [pid]
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            pids += [int(c) for c in (task / "children").read_text().split()]
+    except OSError:
+        pass
+    for p in set(pids):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+        except OSError:
+            pass
+    return total
+
+
+def machine_busy_s() -> float:
+    """CPU seconds (all cores) the whole machine spent busy: PostgreSQL, Redis, everyone."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    idle = values[3] + values[4]
+    return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--raters", type=int, default=1000)
+    parser.add_argument("--think", type=float, default=10.0, help="mean think time (s)")
+    parser.add_argument("--seconds", type=float, default=30.0, help="open phase length")
+    parser.add_argument("--closed-seconds", type=float, default=15.0)
+    parser.add_argument("--closed-clients", type=int, default=32)
+    parser.add_argument("--contexts", type=int, default=1000)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--worker-class", default="gthread", choices=["gthread", "sync"])
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
+    parser.add_argument("--loadgen", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.loadgen:
+        return loadgen_main(args)
+
+    base = os.environ.get("DATABASE_URL", "")
+    if not base.startswith(("postgres://", "postgresql://")):
+        raise SystemExit("set DATABASE_URL to a PostgreSQL server (the benchmark needs one)")
+    redis_url = os.environ.get("REDIS_URL", "")
+    database_url = bench_database_url(base)
+    env = server_env(database_url, redis_url)
+    os.environ.update(
+        {
+            k: env[k]
+            for k in (
+                "DATABASE_URL",
+                "REDIS_URL",
+                "DEBUG",
+                "DJANGO_SETTINGS_MODULE",
+                "CONN_MAX_AGE",
+            )
+        }
+    )
+    raters = build(args)
+    from django.db import connections
+
+    connections.close_all()
+    server = start_gunicorn(args, env)
+    try:
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+            json.dump(raters, fh)
+        print(
+            f"gunicorn gthread {args.workers}x{args.threads}; {args.raters} raters, think "
+            f"{args.think} s, open {args.seconds} s, closed {args.closed_clients} clients "
+            f"{args.closed_seconds} s; load generator in its own process",
+            flush=True,
+        )
+        cpu_before, busy_before, wall_before = (
+            process_tree_cpu_s(server.pid),
+            machine_busy_s(),
+            time.perf_counter(),
+        )
+        out = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--loadgen",
+                fh.name,
+                "--port",
+                str(args.port),
+                "--think",
+                str(args.think),
+                "--seconds",
+                str(args.seconds),
+                "--closed-seconds",
+                str(args.closed_seconds),
+                "--closed-clients",
+                str(args.closed_clients),
+                "--connections",
+                str(args.connections),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        results = json.loads(out.stdout.strip().splitlines()[-1])
+        results["cpu"] = {
+            "gunicorn_cpu_s": round(process_tree_cpu_s(server.pid) - cpu_before, 1),
+            "machine_busy_cpu_s": round(machine_busy_s() - busy_before, 1),
+            "wall_s": round(time.perf_counter() - wall_before, 1),
+            "cores": os.cpu_count(),
+        }
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+    report(results, verify(set(results.pop("accepted"))))
+    connections.close_all()
+    if not args.keep:
+        bench_database_url(base, drop_only=True)
+
+
+def report(results: dict, checks: dict) -> None:
+    print(
+        f"{'phase':<8}{'trips':>8}{'trips/s':>10}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}"
+        f"{'errors':>8}"
+    )
+    for phase in ("open", "closed"):
+        r = results[phase]
+        print(
+            f"{phase:<8}{r['round_trips']:>8}{r['round_trips_per_s']:>10}{r['p50_ms']:>9}"
+            f"{r['p95_ms']:>9}{r['p99_ms']:>9}{r['errors']:>8}"
+        )
+        if r["error_samples"]:
+            print(f"  errors: {r['error_samples']}")
+    cpu = results["cpu"]
+    trips = results["open"]["round_trips"] + results["closed"]["round_trips"]
+    print(
+        f"gunicorn CPU {cpu['gunicorn_cpu_s']} s for {trips} round trips (and one warm-up GET "
+        f"per rater): {1000 * cpu['gunicorn_cpu_s'] / max(trips, 1):.1f} ms CPU per trip; "
+        f"machine busy {cpu['machine_busy_cpu_s']} CPU-s of {cpu['cores']} x "
+        f"{cpu['wall_s']} s wall (includes PostgreSQL, the load generator, other jobs)"
+    )
+    print("database checks:", json.dumps(checks))
+
+
+if __name__ == "__main__":
+    main()

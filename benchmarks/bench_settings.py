@@ -1,0 +1,11 @@
+"""Production settings for the rater benchmark's gunicorn, minus the collectstatic manifest."""
+
+from __future__ import annotations
+
+from heart_site.settings import *  # noqa: F403
+from heart_site.settings import STORAGES
+
+STORAGES = {
+    **STORAGES,
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}

@@ -1,0 +1,244 @@
+"""Rater pages and the rater-quality admin page, through the real URLs."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from annotation.models import Assignment, Judgment, Rater
+
+from .rater_data import build_study
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def _url(name, study, **kw):
+    return reverse(f"annotation:{name}", kwargs={"invite_token": study.invite_token, **kw})
+
+
+def _enter(client, study, pid="PID-abc"):
+    query = f"?PROLIFIC_PID={pid}&STUDY_ID=S1&SESSION_ID=X1"
+    response = client.get(_url("entry", study) + query)
+    assert response.status_code == 302 and response.url == _url("consent", study)
+    client.post(_url("consent", study), {"agree": "on"})
+    return Rater.objects.get(study=study, external_id=pid)
+
+
+def _current(rater):
+    return Assignment.objects.get(rater=rater, status="leased")
+
+
+def test_prolific_entry_consent_and_resume(client):
+    study = build_study(quality_check_rate=0)
+    rater = _enter(client, study)
+    assert rater.consented_at and rater.prolific_study_id == "S1"
+    page = client.get(_url("item", study))
+    assert page.status_code == 200
+    token = _current(rater).token
+    # Same Prolific id from a fresh browser: same rater, same item.
+    other = client.__class__()
+    response = other.get(_url("entry", study) + "?PROLIFIC_PID=PID-abc&STUDY_ID=S1&SESSION_ID=X2")
+    assert response.url == _url("item", study)
+    assert token in other.get(response.url).content.decode()
+
+
+def test_consent_is_required_before_items(client):
+    study = build_study()
+    assert client.get(_url("item", study)).url == _url("consent", study)
+    response = client.post(_url("consent", study), {})
+    assert response.status_code == 200 and "Please tick the box" in response.content.decode()
+    assert not Rater.objects.exists()
+
+
+def test_the_judging_page_has_the_scale_and_both_responses(client):
+    study = build_study(quality_check_rate=0, axis_marks=True)
+    _enter(client, study)
+    html = client.get(_url("item", study)).content.decode()
+    assert "Response A" in html and "Response B" in html and "<legend>" in html
+    assert html.count('name="choice"') == 5
+    assert "A is significantly better than B" in html and "B is significantly better than A" in html
+    assert 'name="axis_H"' in html and "js/rater.js" in html
+    assert "hx-post=" in html and 'hx-target="#item-region"' in html
+
+
+def test_response_a_is_whatever_was_shown_left(client):
+    study = build_study(quality_check_rate=0)
+    rater = _enter(client, study)
+    client.get(_url("item", study))
+    assignment = _current(rater)
+    left = (
+        assignment.pair.completion_a
+        if assignment.shown_left == "a"
+        else assignment.pair.completion_b
+    )
+    right = (
+        assignment.pair.completion_b
+        if assignment.shown_left == "a"
+        else assignment.pair.completion_a
+    )
+    html = client.get(_url("item", study)).content.decode()
+    assert html.index(left.text) < html.index("Response B") < html.index(right.text)
+
+
+def test_an_htmx_submit_returns_the_next_item_as_a_fragment(client):
+    study = build_study(quality_check_rate=0)
+    rater = _enter(client, study)
+    client.get(_url("item", study))
+    first = _current(rater)
+    response = client.post(
+        reverse("annotation:submit", args=[first.token]), {"choice": "2"}, **HTMX
+    )
+    html = response.content.decode()
+    assert response.status_code == 200 and "<html" not in html and 'id="item-heading"' in html
+    second = _current(rater)
+    assert second.pk != first.pk and second.token in html
+    judgment = Judgment.objects.get(assignment=first)
+    assert judgment.winner == first.shown_left and judgment.strength == 1
+
+
+def test_a_plain_submit_redirects_to_the_item_page(client):
+    study = build_study(quality_check_rate=0)
+    rater = _enter(client, study)
+    client.get(_url("item", study))
+    response = client.post(
+        reverse("annotation:submit", args=[_current(rater).token]), {"choice": "3"}
+    )
+    assert response.status_code == 302 and response.url == _url("item", study)
+    assert Judgment.objects.get().winner == "tie"
+
+
+def test_a_missing_choice_or_required_rationale_stores_nothing(client):
+    study = build_study(quality_check_rate=0, rationale_required=True)
+    rater = _enter(client, study)
+    client.get(_url("item", study))
+    url = reverse("annotation:submit", args=[_current(rater).token])
+    html = client.post(url, {"rationale": "x"}, **HTMX).content.decode()
+    assert "Please choose one point on the scale" in html
+    html = client.post(url, {"choice": "1"}, **HTMX).content.decode()
+    assert "Please write a short reason" in html
+    assert not Judgment.objects.exists()
+
+
+def test_a_replayed_post_stores_one_judgment(client):
+    study = build_study(quality_check_rate=0)
+    rater = _enter(client, study)
+    client.get(_url("item", study))
+    url = reverse("annotation:submit", args=[_current(rater).token])
+    client.post(url, {"choice": "1"}, **HTMX)
+    client.post(url, {"choice": "5"}, **HTMX)
+    assert Judgment.objects.count() == 1 and Judgment.objects.get().strength == 2
+
+
+def test_it_rejects_another_raters_assignment(client):
+    study = build_study(quality_check_rate=0)
+    owner = _enter(client, study, pid="OWNER")
+    client.get(_url("item", study))
+    token = _current(owner).token
+    intruder = client.__class__()
+    _enter(intruder, study, pid="INTRUDER")
+    response = intruder.post(reverse("annotation:submit", args=[token]), {"choice": "1"})
+    assert response.status_code == 404 and not Judgment.objects.exists()
+    anonymous = client.__class__()
+    assert (
+        anonymous.post(reverse("annotation:submit", args=[token]), {"choice": "1"}).status_code
+        == 404
+    )
+
+
+def test_finishing_shows_the_code_and_the_prolific_link(client):
+    study = build_study(
+        n_contexts=1,
+        quality_check_rate=0,
+        items_per_rater=2,
+        prolific_redirect_url="https://app.prolific.com/submissions/complete",
+    )
+    rater = _enter(client, study)
+    assert client.get(_url("done", study)).url == _url("item", study)  # not yet
+    client.get(_url("item", study))
+    client.post(reverse("annotation:submit", args=[_current(rater).token]), {"choice": "1"}, **HTMX)
+    last = client.post(
+        reverse("annotation:submit", args=[_current(rater).token]), {"choice": "1"}, **HTMX
+    )
+    assert last["HX-Redirect"] == _url("done", study)
+    html = client.get(_url("done", study)).content.decode()
+    assert study.completion_code in html
+    assert f"https://app.prolific.com/submissions/complete?cc={study.completion_code}" in html
+    rater.refresh_from_db()
+    assert rater.finished_at is not None
+
+
+def test_the_rubric_is_shown_only_when_the_study_turns_it_on(client):
+    hidden = build_study(slug="no-rubric")
+    _enter(client, hidden)
+    assert "Weaker example" not in client.get(_url("instructions", hidden)).content.decode()
+    shown = build_study(slug="rubric", show_rubric=True)
+    _enter(client, shown)
+    html = client.get(_url("instructions", shown)).content.decode()
+    assert "Weaker example" in html and "Empathic responsiveness" in html
+
+
+def test_the_item_view_and_submit_use_few_queries(client, django_assert_num_queries, settings):
+    # The database session engine, so that the count does not depend on REDIS_URL (with Redis
+    # the production engine is cached_db and the session read is not a query).
+    settings.SESSION_ENGINE = "django.contrib.sessions.backends.db"
+    # No checks in this queue, so that both requests deal with real items deterministically.
+    study = build_study(n_contexts=3, quality_check_rate=0)
+    rater = _enter(client, study)
+    client.get(_url("item", study))
+    # Pinned counts; inside the test transaction each atomic block adds SAVEPOINT + RELEASE.
+    # Item (resume): study, session, rater, the rater's queue state, the leased item.
+    with django_assert_num_queries(5 + 2):
+        client.get(_url("item", study))
+    token = _current(rater).token
+    # Submit + next item: assignment, session; claim the assignment, pair counter, judgment;
+    # the rater's queue state, claim a pair, load it with the room recheck, new lease.
+    with django_assert_num_queries(9 + 2):  # one transaction for the whole round trip
+        client.post(reverse("annotation:submit", args=[token]), {"choice": "2"}, **HTMX)
+
+
+# --- admin page ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def admin_client(client):
+    user = get_user_model().objects.create_superuser("boss", "boss@example.org", "pw")
+    client.force_login(user)
+    return client
+
+
+def test_the_raters_page_shows_pseudonyms_and_progress(admin_client):
+    study = build_study(quality_check_rate=0)
+    rater = Rater.objects.create(study=study, pseudonym="r-visible", external_id="SECRET-PID")
+    html = admin_client.get(reverse("annotation:raters", args=[study.slug])).content.decode()
+    assert "r-visible" in html and "SECRET-PID" not in html
+    assert "Pairs complete: <strong>0</strong> of 9" in html
+    admin_client.post(
+        reverse("annotation:rater_exclusion", args=[study.slug, rater.pseudonym]),
+        {"action": "exclude"},
+    )
+    rater.refresh_from_db()
+    assert rater.excluded and rater.exclusion_override is True
+
+
+def test_the_raters_page_is_for_study_admins_only(client):
+    study = build_study()
+    url = reverse("annotation:raters", args=[study.slug])
+    assert client.get(url).status_code == 302
+    user = get_user_model().objects.create_user("someone", password="pw", is_staff=False)
+    client.force_login(user)
+    assert client.get(url).status_code == 403
+
+
+def test_admins_can_recompute_flags_and_return_a_rater_to_the_automatic_rule(admin_client):
+    study = build_study(quality_check_rate=0)
+    rater = Rater.objects.create(study=study, pseudonym="r-auto", exclusion_override=False)
+    response = admin_client.post(reverse("annotation:raters_reflag", args=[study.slug]))
+    assert response.status_code == 302
+    url = reverse("annotation:rater_exclusion", args=[study.slug, rater.pseudonym])
+    admin_client.post(url, {"action": "auto"})
+    rater.refresh_from_db()
+    assert rater.exclusion_override is None
+    assert admin_client.post(url, {"action": "bogus"}).status_code == 400
+    assert admin_client.get(url).status_code == 405  # changes are POST only
