@@ -48,26 +48,7 @@ from completions.models import Completion, DialogueContext, Study, System, Syste
 from .judgment_export import FIELDS, judgments_export  # noqa: F401 (one import point)
 from .models import AXES, JudgeKind, Judgment, Pair, Rater
 
-KNOWN_KEYS = {
-    "context_id",
-    "system_a",
-    "system_b",
-    "completion_a",
-    "completion_b",
-    "shown_left",
-    "judge",
-    "judge_kind",
-    "judge_family",
-    "winner",
-    "strength",
-    "strength_max",
-    "axes",
-    "rationale",
-    "duration_ms",
-    "submitted_at",
-    "quality_check",
-    "excluded",
-}
+KNOWN_KEYS = set(FIELDS)  # the contract's fields; anything else goes to metadata
 DEFAULT_SCALE = {JudgeKind.HUMAN: 2, JudgeKind.LLM: 5}
 FLIP = {"a": "b", "b": "a", "tie": "tie", None: None, "": ""}
 BATCH = 2000
