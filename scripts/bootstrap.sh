@@ -22,12 +22,22 @@ find_python() {
 if [ ! -x .venv/bin/python ]; then
   "$(find_python)" -m venv .venv
 fi
-stamp=.venv/.installed-$(sha1sum pyproject.toml | cut -c1-12)
-if [ ! -f "$stamp" ]; then
-  .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".[dev]"
+# EXTRAS=dev (default) adds the test and benchmark tools; EXTRAS= installs what the platform runs on.
+extras="${EXTRAS-dev}"
+hash=$(sha1sum pyproject.toml | cut -c1-12)
+if [ ! -f ".venv/.installed-$hash-${extras:-runtime}" ] && [ ! -f ".venv/.installed-$hash-dev" ]; then
+  # The pinned requirements straight from pyproject.toml: nothing of the project is built.
+  .venv/bin/python - "$extras" > .venv/requirements.txt <<'PY'
+import sys, tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+extras = [e for e in sys.argv[1].split(",") if e]
+print("\n".join(project["dependencies"]
+                + [d for e in extras for d in project["optional-dependencies"][e]]))
+PY
+  .venv/bin/python -m pip install -qq --upgrade pip
+  .venv/bin/python -m pip install -qq -r .venv/requirements.txt
   rm -f .venv/.installed-*
-  touch "$stamp"
+  touch ".venv/.installed-$hash-${extras:-runtime}"
 fi
 
 if [ "${WITH_BROWSER:-1}" = 1 ] && [ ! -x /usr/bin/chromium ]; then
