@@ -11,4 +11,4 @@ RUN python manage.py collectstatic --noinput
 RUN useradd --create-home heart && chown -R heart /app
 USER heart
 EXPOSE 8000
-CMD ["gunicorn", "heart_site.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4", "--access-logfile", "-"]
+CMD ["gunicorn", "-c", "gunicorn.conf.py", "heart_site.wsgi:application"]

@@ -9,6 +9,9 @@ from completions.models import Study
 from .models import AXES, AXIS_NAMES
 from .services import SCALE
 
+CHOICE_LABEL = "Which response is the better reply to the seeker?"
+RATIONALE_LABEL = "Why? (a sentence is enough)"
+RATIONALE_REQUIRED_LABEL = "Why? (required; a sentence is enough)"
 AXIS_CHOICES = [
     ("", "No clear difference"),
     ("A", "A is clearly better"),
@@ -25,14 +28,14 @@ class ConsentForm(forms.Form):
 
 class JudgmentForm(forms.Form):
     choice = forms.TypedChoiceField(
-        label="Which response is the better reply to the seeker?",
+        label=CHOICE_LABEL,
         choices=list(SCALE.items()),
         coerce=int,
         widget=forms.RadioSelect,
         error_messages={"required": "Please choose one point on the scale."},
     )
     rationale = forms.CharField(
-        label="Why? (a sentence is enough)",
+        label=RATIONALE_LABEL,
         required=False,
         max_length=4000,
         widget=forms.Textarea(attrs={"rows": 3}),
@@ -43,7 +46,7 @@ class JudgmentForm(forms.Form):
         self.study = study
         if study.rationale_required:
             self.fields["rationale"].required = True
-            self.fields["rationale"].label = "Why? (required; a sentence is enough)"
+            self.fields["rationale"].label = RATIONALE_REQUIRED_LABEL
             self.fields["rationale"].error_messages["required"] = (
                 "Please write a short reason for your choice."
             )
@@ -56,12 +59,52 @@ class JudgmentForm(forms.Form):
                     widget=forms.RadioSelect,
                 )
 
-    def axis_fields(self) -> list:
-        return [self[f"axis_{axis}"] for axis in AXES if f"axis_{axis}" in self.fields]
-
     def axis_marks(self) -> dict[str, str]:
         return {
             axis: self.cleaned_data[f"axis_{axis}"]
             for axis in AXES
             if self.cleaned_data.get(f"axis_{axis}")
         }
+
+
+def judgment_form_view(*, study: Study, form: JudgmentForm | None = None) -> dict:
+    """What the judging form shows, as plain data for a template that writes its inputs by hand.
+
+    Rendering Django's radio widgets (and building a form just to show an empty one) cost more
+    CPU than the rest of the round trip's page, which is served hundreds of times a second.
+    `form` is a submitted (bound) form to show again with its errors and values.
+    """
+    bound = form is not None and form.is_bound
+    errors = form.errors if bound else {}
+    data = form.data if bound else {}
+
+    def first_error(name: str) -> str:
+        return errors[name][0] if name in errors else ""
+
+    axes = [
+        {
+            "label": AXIS_NAMES[axis],
+            "name": f"axis_{axis}",
+            "options": [
+                {
+                    "value": value,
+                    "label": label,
+                    "id": f"id_axis_{axis}_{i}",
+                    "checked": value == (data.get(f"axis_{axis}") or ""),
+                }
+                for i, (value, label) in enumerate(AXIS_CHOICES)
+            ],
+        }
+        for axis in (AXES if study.axis_marks else ())
+    ]
+    required = bool(study.rationale_required)
+    return {
+        "non_field_errors": form.non_field_errors() if bound else "",
+        "choice_label": CHOICE_LABEL,
+        "choice_error": first_error("choice"),
+        "axes": axes,
+        "rationale_label": RATIONALE_REQUIRED_LABEL if required else RATIONALE_LABEL,
+        "rationale_required": required,
+        "rationale_error": first_error("rationale"),
+        "rationale_value": data.get("rationale", "") if bound else "",
+    }

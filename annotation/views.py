@@ -23,7 +23,7 @@ from .access import (
     rater_from_session,
     rater_login,
 )
-from .forms import ConsentForm, JudgmentForm
+from .forms import ConsentForm, JudgmentForm, judgment_form_view
 from .models import Assignment, Rater
 from .quality import rubric_rows, study_quality_update
 from .selectors import item_view, quality_item_count, queue_plan, rater_stats, study_progress
@@ -40,6 +40,7 @@ from .services import (
 
 # An admin's exclusion decision: exclude, include, or follow the automatic flag again.
 EXCLUSION_ACTIONS = {"exclude": True, "include": False, "auto": None}
+SCALE_TEXT = [(str(value), label) for value, label in SCALE.items()]
 REFUSED_NOTICE = (
     "Your previous answer arrived after the item had timed out and been completed "
     "by others, so it was not needed. Thank you; here is your next item."
@@ -110,7 +111,7 @@ def item(request: HttpRequest, rater: Rater) -> HttpResponse:
     assignment = assignment_next(rater=rater)
     if assignment is None:
         return _to_done(request, rater)
-    return _render_item(request, rater, assignment, JudgmentForm(study=rater.study))
+    return _render_item(request, rater, assignment)
 
 
 @require_POST
@@ -140,7 +141,7 @@ def submit(request: HttpRequest, token: str) -> HttpResponse:
         return redirect("annotation:item", invite_token=rater.study.invite_token)
     if following is None:
         return _to_done(request, rater)
-    return _render_item(request, rater, following, JudgmentForm(study=rater.study), notice)
+    return _render_item(request, rater, following, notice=notice)
 
 
 @rater_required
@@ -162,23 +163,33 @@ def _to_done(request: HttpRequest, rater: Rater) -> HttpResponse:
 
 
 def _render_item(
-    request: HttpRequest, rater: Rater, assignment: Assignment, form: JudgmentForm, notice: str = ""
+    request: HttpRequest,
+    rater: Rater,
+    assignment: Assignment,
+    form: JudgmentForm | None = None,
+    notice: str = "",
 ) -> HttpResponse:
+    """The judging page (or its htmx fragment); `form` is a submitted form to show again."""
     study = rater.study
     total = queue_plan(
         study=study, rater=rater, n_quality_items=quality_item_count(study=study)
     ).total
     number = min(assignment.position + 1, total)
+    item = item_view(assignment=assignment)
+    chosen = form.cleaned_data.get("choice") if form is not None and form.is_valid() else None
+    # Numbers go to the template as text: rendering an int runs Django's localization
+    # machinery, a visible share of this page's CPU (it is served on every round trip).
     context = {
         "study": study,
-        "item": item_view(assignment=assignment),
-        "form": form,
-        "number": number,
-        "total": total,
-        "percent": round(100 * (number - 1) / total),
+        "item": item,
+        "submit_url": reverse("annotation:submit", kwargs={"token": item.token}),
+        "form": judgment_form_view(study=study, form=form),
+        "number": str(number),
+        "total": str(total),
+        "percent": str(round(100 * (number - 1) / total)),
         "notice": notice,
-        "scale": SCALE.items(),
-        "chosen": form.cleaned_data.get("choice") if form.is_bound and form.is_valid() else None,
+        "scale": SCALE_TEXT,
+        "chosen": str(chosen) if chosen is not None else None,
     }
     template = "annotation/item.html#item" if request.htmx else "annotation/item.html"
     return render(request, template, context)

@@ -8,11 +8,13 @@ What it does:
    generates a study (--contexts x 5 systems, 10 pairs per context, quota 5, 10 % quality
    checks seeded from the rubric) and --raters consented raters, each with a session (the
    cached_db session engine when REDIS_URL is set, as in production);
-2. starts gunicorn (--workers gthread workers x --threads threads, persistent DB connections)
-   with the production settings; the only change (benchmarks/bench_settings.py) is plain static
-   storage, so no collectstatic manifest is needed;
-3. runs the load generator in a separate process (asyncio + httpx; one shared connection pool,
-   each rater sends its own session and CSRF cookies):
+2. starts gunicorn (--worker-class, --workers processes x --threads threads; defaults gthread
+   2 x 4 as in gunicorn.conf.py; persistent DB connections; no access log) with the production
+   settings; the only change (benchmarks/bench_settings.py) is plain static storage, so no
+   collectstatic manifest is needed;
+3. runs the load generator in a separate process (asyncio with a minimal keep-alive HTTP/1.1
+   client, at most --connections connections; each rater sends its own session and CSRF
+   cookies):
    - open phase: every rater thinks an exponential time (mean --think s) between round trips;
      one round trip = the htmx POST that stores a judgment and returns the next item;
    - closed phase: --closed-clients raters submit back to back (max throughput);
@@ -21,6 +23,12 @@ What it does:
 
 Note: 1,000 raters thinking 10 s each offer about 100 round trips/s, so the open phase measures
 latency at that load, and the closed phase measures the sustainable maximum.
+
+Changes (2026-11-22): the load generator used httpx, which cost it several ms of CPU per request
+on the two cores it shares with gunicorn and PostgreSQL; it now speaks HTTP/1.1 itself (the same
+requests on the wire: form-encoded POST, session + CSRF cookie, X-CSRFToken, HX-Request) and its
+CPU is reported. --worker-class is honoured (it was ignored) and the default gunicorn layout
+follows gunicorn.conf.py. The work per round trip and the database checks are unchanged.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ import json
 import os
 import random
 import re
+import resource
 import signal
 import statistics
 import subprocess
@@ -179,23 +188,80 @@ def verify(accepted_tokens: set[str]) -> dict:
 # --- the load generator (separate process, no Django) --------------------------------------
 
 
-async def _round_trip(client, rater: dict, stats: dict) -> bool:
+class Http11Pool:
+    """A minimal keep-alive HTTP/1.1 client on asyncio streams, for the load generator only.
+
+    httpx cost the load generator several ms of CPU per request on the same two cores as the
+    server, so it measured its own overhead as much as the server. Requests and responses are
+    the same bytes on the wire (form-encoded POSTs, Content-Length bodies).
+    """
+
+    def __init__(self, host: str, port: int, size: int, timeout: float = 30.0) -> None:
+        self.host, self.port, self.timeout = host, port, timeout
+        self.slots = asyncio.Semaphore(size)  # at most `size` requests (connections) at once
+        self.idle: list = []
+
+    async def request(self, method: str, path: str, headers: dict, body: bytes = b""):
+        async with self.slots:
+            if self.idle:
+                reader, writer = self.idle.pop()
+            else:
+                reader, writer = await asyncio.wait_for(
+                    asyncio.open_connection(self.host, self.port), self.timeout
+                )
+            try:
+                status, data, keep = await asyncio.wait_for(
+                    self._exchange(reader, writer, method, path, headers, body), self.timeout
+                )
+            except BaseException:
+                writer.close()
+                raise
+            if keep:
+                self.idle.append((reader, writer))
+            else:  # e.g. gunicorn's sync workers close every connection
+                writer.close()
+            return status, data
+
+    async def _exchange(self, reader, writer, method, path, headers, body):
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {self.host}:{self.port}"]
+        lines += [f"{k}: {v}" for k, v in headers.items()]
+        if body or method == "POST":
+            lines.append(f"Content-Length: {len(body)}")
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+        status = int((await reader.readline()).split(b" ", 2)[1])
+        length, keep = 0, True
+        while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
+            name, _, value = line.partition(b":")
+            name = name.strip().lower()
+            if name == b"content-length":
+                length = int(value)
+            elif name == b"connection" and value.strip().lower() == b"close":
+                keep = False
+            elif name == b"transfer-encoding":
+                raise RuntimeError("chunked responses are not supported")
+        return status, await reader.readexactly(length), keep
+
+
+async def _round_trip(client: Http11Pool, rater: dict, stats: dict) -> bool:
     headers = {
         "Cookie": f"sessionid={rater['sessionid']}; csrftoken={rater['csrf']}",
         "X-CSRFToken": rater["csrf"],
         "HX-Request": "true",
+        "Content-Type": "application/x-www-form-urlencoded",
     }
-    data = {"choice": str(random.randint(1, 5))}
+    body = f"choice={random.randint(1, 5)}".encode()
     started = time.perf_counter()
     try:
-        response = await client.post(f"/r/a/{rater['token']}/submit/", data=data, headers=headers)
+        status, content = await client.request(
+            "POST", f"/r/a/{rater['token']}/submit/", headers, body
+        )
     except Exception as exc:  # noqa: BLE001 - any transport error counts as an error
         stats["errors"].append(repr(exc)[:200])
         return False
     latency = time.perf_counter() - started
-    match = SUBMIT.search(response.content)
-    if response.status_code != 200 or match is None:
-        stats["errors"].append(f"HTTP {response.status_code}")
+    match = SUBMIT.search(content)
+    if status != 200 or match is None:
+        stats["errors"].append(f"HTTP {status}")
         return False
     stats["accepted"].append(rater["token"])
     stats["latencies"].append(latency)
@@ -204,54 +270,49 @@ async def _round_trip(client, rater: dict, stats: dict) -> bool:
     return True
 
 
-async def _first_item(client, rater: dict) -> None:
+async def _first_item(client: Http11Pool, rater: dict) -> None:
     headers = {"Cookie": f"sessionid={rater['sessionid']}; csrftoken={rater['csrf']}"}
-    response = await client.get(f"/r/{rater['invite']}/item/", headers=headers)
-    rater["token"] = SUBMIT.search(response.content).group(1).decode()
+    _, content = await client.request("GET", f"/r/{rater['invite']}/item/", headers)
+    rater["token"] = SUBMIT.search(content).group(1).decode()
 
 
-async def _loadgen(base_url: str, raters: list[dict], args) -> dict:
-    import httpx
+async def _loadgen(host: str, port: int, raters: list[dict], args) -> dict:
+    client = Http11Pool(host, port, args.connections)
+    sem = asyncio.Semaphore(50)
 
-    limits = httpx.Limits(
-        max_connections=args.connections, max_keepalive_connections=args.connections
-    )
-    async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=30) as client:
-        sem = asyncio.Semaphore(50)
+    async def warm(r):
+        async with sem:
+            await _first_item(client, r)
 
-        async def warm(r):
-            async with sem:
-                await _first_item(client, r)
+    await asyncio.gather(*(warm(r) for r in raters))
+    results = {}
+    # Open phase: Poisson-ish think times, every rater independently.
+    stats = {"latencies": [], "done_at": [], "errors": [], "accepted": []}
+    start = time.perf_counter()
+    deadline = start + args.seconds
 
-        await asyncio.gather(*(warm(r) for r in raters))
-        results = {}
-        # Open phase: Poisson-ish think times, every rater independently.
-        stats = {"latencies": [], "done_at": [], "errors": [], "accepted": []}
-        start = time.perf_counter()
-        deadline = start + args.seconds
+    async def thinker(r):
+        await asyncio.sleep(random.uniform(0, args.think))  # arrivals spread from t=0
+        while time.perf_counter() < deadline:
+            await _round_trip(client, r, stats)
+            left = deadline - time.perf_counter()  # no thinking past the end of the phase
+            await asyncio.sleep(max(0.0, min(random.expovariate(1 / args.think), left)))
 
-        async def thinker(r):
-            await asyncio.sleep(random.uniform(0, args.think))  # arrivals spread from t=0
-            while time.perf_counter() < deadline:
-                await _round_trip(client, r, stats)
-                left = deadline - time.perf_counter()  # no thinking past the end of the phase
-                await asyncio.sleep(max(0.0, min(random.expovariate(1 / args.think), left)))
+    await asyncio.gather(*(thinker(r) for r in raters))
+    results["open"] = _summary(stats, start, deadline)
+    # Closed phase: back to back, a fixed number of raters in flight.
+    stats_c = {"latencies": [], "done_at": [], "errors": [], "accepted": []}
+    start = time.perf_counter()
+    deadline = start + args.closed_seconds
 
-        await asyncio.gather(*(thinker(r) for r in raters))
-        results["open"] = _summary(stats, start, deadline)
-        # Closed phase: back to back, a fixed number of raters in flight.
-        stats_c = {"latencies": [], "done_at": [], "errors": [], "accepted": []}
-        start = time.perf_counter()
-        deadline = start + args.closed_seconds
+    async def hammer(r):
+        while time.perf_counter() < deadline:
+            await _round_trip(client, r, stats_c)
 
-        async def hammer(r):
-            while time.perf_counter() < deadline:
-                await _round_trip(client, r, stats_c)
-
-        await asyncio.gather(*(hammer(r) for r in raters[: args.closed_clients]))
-        results["closed"] = _summary(stats_c, start, deadline)
-        results["accepted"] = stats["accepted"] + stats_c["accepted"]
-        return results
+    await asyncio.gather(*(hammer(r) for r in raters[: args.closed_clients]))
+    results["closed"] = _summary(stats_c, start, deadline)
+    results["accepted"] = stats["accepted"] + stats_c["accepted"]
+    return results
 
 
 def _summary(stats: dict, start: float, deadline: float) -> dict:
@@ -275,7 +336,7 @@ def _summary(stats: dict, start: float, deadline: float) -> dict:
 
 def loadgen_main(args) -> None:
     raters = json.loads(Path(args.loadgen).read_text())
-    results = asyncio.run(_loadgen(f"http://127.0.0.1:{args.port}", raters, args))
+    results = asyncio.run(_loadgen("127.0.0.1", args.port, raters, args))
     print(json.dumps(results))
 
 
@@ -287,7 +348,7 @@ def start_gunicorn(args, env: dict) -> subprocess.Popen:
         str(ROOT / ".venv/bin/gunicorn"),
         "heart_site.wsgi:application",
         "-k",
-        "gthread",
+        args.worker_class,
         "-w",
         str(args.workers),
         "--threads",
@@ -335,6 +396,13 @@ def process_tree_cpu_s(pid: int) -> float:
     return total
 
 
+def _children_cpu_s(before) -> float:
+    """CPU seconds of the reaped children since `before`: the load generator (gunicorn, still
+    running, is not reaped yet)."""
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def machine_busy_s() -> float:
     """CPU seconds (all cores) the whole machine spent busy: PostgreSQL, Redis, everyone."""
     values = [int(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
@@ -350,7 +418,7 @@ def main() -> None:
     parser.add_argument("--closed-seconds", type=float, default=15.0)
     parser.add_argument("--closed-clients", type=int, default=32)
     parser.add_argument("--contexts", type=int, default=1000)
-    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--worker-class", default="gthread", choices=["gthread", "sync"])
     parser.add_argument("--connections", type=int, default=64)
@@ -388,8 +456,8 @@ def main() -> None:
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
             json.dump(raters, fh)
         print(
-            f"gunicorn gthread {args.workers}x{args.threads}; {args.raters} raters, think "
-            f"{args.think} s, open {args.seconds} s, closed {args.closed_clients} clients "
+            f"gunicorn {args.worker_class} {args.workers}x{args.threads}; {args.raters} raters, "
+            f"think {args.think} s, open {args.seconds} s, closed {args.closed_clients} clients "
             f"{args.closed_seconds} s; load generator in its own process",
             flush=True,
         )
@@ -398,6 +466,7 @@ def main() -> None:
             machine_busy_s(),
             time.perf_counter(),
         )
+        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         out = subprocess.run(
             [
                 sys.executable,
@@ -425,6 +494,7 @@ def main() -> None:
         results["cpu"] = {
             "gunicorn_cpu_s": round(process_tree_cpu_s(server.pid) - cpu_before, 1),
             "machine_busy_cpu_s": round(machine_busy_s() - busy_before, 1),
+            "loadgen_cpu_s": round(_children_cpu_s(children_before), 1),
             "wall_s": round(time.perf_counter() - wall_before, 1),
             "cores": os.cpu_count(),
         }
@@ -456,7 +526,8 @@ def report(results: dict, checks: dict) -> None:
         f"gunicorn CPU {cpu['gunicorn_cpu_s']} s for {trips} round trips (and one warm-up GET "
         f"per rater): {1000 * cpu['gunicorn_cpu_s'] / max(trips, 1):.1f} ms CPU per trip; "
         f"machine busy {cpu['machine_busy_cpu_s']} CPU-s of {cpu['cores']} x "
-        f"{cpu['wall_s']} s wall (includes PostgreSQL, the load generator, other jobs)"
+        f"{cpu['wall_s']} s wall (includes PostgreSQL, the load generator, other jobs); "
+        f"load generator CPU {cpu['loadgen_cpu_s']} s"
     )
     print("database checks:", json.dumps(checks))
 

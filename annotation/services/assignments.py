@@ -29,6 +29,7 @@ from completions.models import Completion, DialogueContext
 
 from ..models import Assignment, Pair, QualityCheckItem, Rater
 from ..selectors import ITEM_RELATED, quality_item_count, queue_plan, rater_queue_state
+from .common import model_insert
 
 CLAIM_ATTEMPTS = 8
 
@@ -207,7 +208,7 @@ def _claim_pair(*, rater: Rater, now: datetime, may_wait: bool = True) -> Pair |
 
 
 def _lease(*, rater: Rater, now: datetime, position: int, **item) -> Assignment:
-    return Assignment.objects.create(
+    assignment = Assignment(
         rater=rater,
         position=position,
         shown_left=random.choice("ab"),
@@ -215,6 +216,7 @@ def _lease(*, rater: Rater, now: datetime, position: int, **item) -> Assignment:
         lease_expires_at=now + timedelta(seconds=rater.study.lease_seconds),
         **item,
     )
+    return model_insert(assignment)
 
 
 def _lease_pair(*, rater: Rater, now: datetime, position: int, may_wait: bool = True):

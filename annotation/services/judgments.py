@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db import transaction
-from django.db.models import F
+from django.db import connection, transaction
 from django.utils import timezone
 
 from ..models import Assignment, Judgment, Pair, QualityCheckItem, Rater
 from .assignments import BUSY, _assignment_next, _pair_has_room, assignment_next
-from .common import HUMAN_STRENGTH_MAX, AssignmentNotFound, SubmitResult
+from .common import HUMAN_STRENGTH_MAX, AssignmentNotFound, SubmitResult, model_insert
 
 
 def choice_to_verdict(*, choice: int, shown_left: str) -> tuple[str, int | None]:
@@ -103,11 +102,7 @@ def _judgment_submit(
     """
     if assignment.rater_id != rater.pk:
         raise AssignmentNotFound(assignment.token)
-    open_statuses = (Assignment.Status.LEASED, Assignment.Status.EXPIRED)
-    claimed = Assignment.objects.filter(pk=assignment.pk, status__in=open_statuses).update(
-        status=Assignment.Status.SUBMITTED, submitted_at=now
-    )
-    if not claimed:
+    if not _claim_assignment(assignment_id=assignment.pk, now=now):
         stored = Judgment.objects.filter(assignment_id=assignment.pk).first()
         return SubmitResult(judgment=stored, created=False)
     if assignment.pair_id is not None and not _count_pair_judgment(assignment=assignment, now=now):
@@ -141,10 +136,33 @@ def _count_pair_judgment(*, assignment: Assignment, now: datetime) -> bool:
         pair_id=assignment.pair_id, now=now, exclude_assignment_id=assignment.pk
     ):
         return False
-    changed = Pair.objects.filter(pk=assignment.pair_id, n_judgments__lt=F("quota")).update(
-        n_judgments=F("n_judgments") + 1
-    )
-    return changed == 1
+    return _execute(_COUNT_SQL.format(pair=Pair._meta.db_table), [assignment.pair_id]) == 1
+
+
+# Both run on every round trip, so they are hand-written (no ORM compile on the hot path).
+# Leased/expired -> submitted: of two concurrent or replayed POSTs exactly one changes the row.
+_CLAIM_SQL = """
+UPDATE {assignment} SET status = %s, submitted_at = %s WHERE id = %s AND status IN (%s, %s)
+"""
+_COUNT_SQL = "UPDATE {pair} SET n_judgments = n_judgments + 1 WHERE id = %s AND n_judgments < quota"
+
+
+def _claim_assignment(*, assignment_id: int, now: datetime) -> bool:
+    status = Assignment.Status
+    params = [
+        status.SUBMITTED.value,
+        connection.ops.adapt_datetimefield_value(now),
+        assignment_id,
+        status.LEASED.value,
+        status.EXPIRED.value,
+    ]
+    return _execute(_CLAIM_SQL.format(assignment=Assignment._meta.db_table), params) == 1
+
+
+def _execute(sql: str, params: list) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
 
 
 def _judgment_create(
@@ -158,7 +176,7 @@ def _judgment_create(
 ) -> Judgment:
     winner, strength = choice_to_verdict(choice=choice, shown_left=assignment.shown_left)
     item = assignment.quality_item
-    return Judgment.objects.create(
+    judgment = Judgment(
         study_id=rater.study_id,
         pair_id=assignment.pair_id,
         quality_item=item,
@@ -178,6 +196,7 @@ def _judgment_create(
         passed_check=_check_passed(item=item, choice=choice, winner=winner),
         metadata={"choice": choice},
     )
+    return model_insert(judgment)
 
 
 def _check_passed(*, item: QualityCheckItem | None, choice: int, winner: str) -> bool | None:

@@ -16,7 +16,7 @@ def _compose() -> dict:
 def test_compose_runs_postgres_redis_web_worker_and_beat_from_one_image():
     services = _compose()["services"]
     assert {"postgres", "redis", "web", "worker", "beat"} <= set(services)
-    assert services["web"]["command"][0] == "gunicorn"
+    assert services["web"]["command"][:3] == ["gunicorn", "-c", "gunicorn.conf.py"]
     assert services["worker"]["command"][:4] == ["celery", "-A", "heart_site", "worker"]
     assert services["beat"]["command"][:4] == ["celery", "-A", "heart_site", "beat"]
     images = {services[name]["image"] for name in ("web", "worker", "beat", "migrate")}
