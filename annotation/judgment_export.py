@@ -62,20 +62,8 @@ COLUMNS = {
     "completion_a": "pair__completion_a__text",
     "completion_b": "pair__completion_b__text",
 }
-PLAIN = [
-    "shown_left",
-    "judge",
-    "judge_kind",
-    "judge_family",
-    "winner",
-    "strength",
-    "strength_max",
-    "axes",
-    "rationale",
-    "duration_ms",
-    "submitted_at",
-    "quality_check",
-]
+# Read as they are from the judgment row; "excluded" is derived from the rater.
+PLAIN = [f for f in FIELDS if f not in COLUMNS and f != "excluded"]
 EXTRA = [
     "quality_item_id",
     "quality_item__text_a",

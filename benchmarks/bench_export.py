@@ -43,10 +43,13 @@ def setup_django() -> None:
     django.setup()
 
 
-def bench_database_url(base: str | None, *, drop_only: bool = False) -> str:
-    """A fresh database for the benchmark: PostgreSQL next to DATABASE_URL, else SQLite."""
+def bench_database_url(base: str | None, *, name: str = BENCH_DB, drop_only: bool = False) -> str:
+    """A fresh database `name` for a benchmark: PostgreSQL next to DATABASE_URL, else SQLite.
+
+    Every benchmark script uses this one helper with its own database name.
+    """
     if not base or not base.startswith(("postgres://", "postgresql://")):
-        path = Path("/tmp") / f"{BENCH_DB}.sqlite3"
+        path = Path("/tmp") / f"{name}.sqlite3"
         path.unlink(missing_ok=True)
         return f"sqlite:///{path}"
     import psycopg
@@ -54,10 +57,10 @@ def bench_database_url(base: str | None, *, drop_only: bool = False) -> str:
     parts = urlsplit(base)
     admin = urlunsplit(parts._replace(scheme="postgresql", path="/postgres"))
     with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         if not drop_only:
-            conn.execute(f"CREATE DATABASE {BENCH_DB}")
-    return urlunsplit(parts._replace(path=f"/{BENCH_DB}"))
+            conn.execute(f"CREATE DATABASE {name}")
+    return urlunsplit(parts._replace(path=f"/{name}"))
 
 
 def fill(slug: str, n: int) -> None:

@@ -19,6 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_export  # noqa: E402  (database set-up helpers)
 
+BENCH_DB = "heart_bench_import"
+
 SYSTEMS = [f"model-{i}" for i in range(6)]
 
 
@@ -58,8 +60,7 @@ def main() -> None:
     with open(path, "w") as fh:
         fh.writelines(json.dumps(r) + "\n" for r in rows(args.n))
     base = os.environ.get("DATABASE_URL")
-    bench_export.BENCH_DB = "heart_bench_import"
-    os.environ["DATABASE_URL"] = bench_export.bench_database_url(base)
+    os.environ["DATABASE_URL"] = bench_export.bench_database_url(base, name=BENCH_DB)
     bench_export.setup_django()
     from django.core.management import call_command
     from django.db import connection
@@ -81,7 +82,7 @@ def main() -> None:
             )
     finally:
         connection.close()
-        bench_export.bench_database_url(base, drop_only=True)
+        bench_export.bench_database_url(base, name=BENCH_DB, drop_only=True)
         path.unlink()
 
 

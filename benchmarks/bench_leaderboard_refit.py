@@ -23,10 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-import benchmarks.bench_export as bench_export  # noqa: E402
 from benchmarks.bench_export import bench_database_url  # noqa: E402
 
-bench_export.BENCH_DB = "heart_bench_refit"
+BENCH_DB = "heart_bench_refit"
 SYSTEMS, CONTEXTS, ADVERSARIAL = 18, 300, 20
 STRATEGIES = [
     "Affirmation",
@@ -143,7 +142,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     base_url = os.environ.get("DATABASE_URL")
-    os.environ["DATABASE_URL"] = bench_database_url(base_url)
+    os.environ["DATABASE_URL"] = bench_database_url(base_url, name=BENCH_DB)
     os.environ.pop("REDIS_URL", None)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heart_site.settings")
     import django
@@ -208,7 +207,7 @@ def main() -> None:
         print(f"{'second refit, unchanged data (no store)':<42} {seconds:8.3f}")
     finally:
         connection.close()
-        bench_database_url(base_url, drop_only=True)
+        bench_database_url(base_url, name=BENCH_DB, drop_only=True)
 
 
 if __name__ == "__main__":

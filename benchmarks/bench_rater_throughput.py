@@ -47,7 +47,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+
+from bench_export import bench_database_url  # the shared benchmark-database helper
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DB = "heart_bench_rater"
@@ -55,18 +56,6 @@ SUBMIT = re.compile(rb'action="/r/a/([^/"]+)/submit/"')
 
 
 # --- setup (in this process, with Django) ---------------------------------------------------
-
-
-def bench_database_url(base: str, *, drop_only: bool = False) -> str:
-    import psycopg
-
-    parts = urlsplit(base)
-    admin = urlunsplit(parts._replace(scheme="postgresql", path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-        if not drop_only:
-            conn.execute(f"CREATE DATABASE {BENCH_DB}")
-    return urlunsplit(parts._replace(path=f"/{BENCH_DB}"))
 
 
 def server_env(database_url: str, redis_url: str) -> dict:
@@ -433,7 +422,7 @@ def main() -> None:
     if not base.startswith(("postgres://", "postgresql://")):
         raise SystemExit("set DATABASE_URL to a PostgreSQL server (the benchmark needs one)")
     redis_url = os.environ.get("REDIS_URL", "")
-    database_url = bench_database_url(base)
+    database_url = bench_database_url(base, name=BENCH_DB)
     env = server_env(database_url, redis_url)
     os.environ.update(
         {
@@ -504,7 +493,7 @@ def main() -> None:
     report(results, verify(set(results.pop("accepted"))))
     connections.close_all()
     if not args.keep:
-        bench_database_url(base, drop_only=True)
+        bench_database_url(base, name=BENCH_DB, drop_only=True)
 
 
 def report(results: dict, checks: dict) -> None:
