@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from completions.access import access_study_for_admin, study_admin_required
+from completions.access import access_study_for_admin, role, study_admin_required
 
 from .access import (
     access_assignment_for_rater,
@@ -58,9 +58,11 @@ def rater_required(view):
             return redirect("annotation:consent", invite_token=invite_token)
         return view(request, rater)
 
+    wrapper.heart_role = "rater"
     return wrapper
 
 
+@role("rater")
 def entry(request: HttpRequest, invite_token: str) -> HttpResponse:
     """The invitation link; with Prolific's query parameters the same panel id resumes."""
     study = access_study_for_rater(invite_token)
@@ -81,6 +83,7 @@ def entry(request: HttpRequest, invite_token: str) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
+@role("rater")
 def consent(request: HttpRequest, invite_token: str) -> HttpResponse:
     study = access_study_for_rater(invite_token)
     form = ConsentForm(request.POST if request.method == "POST" else None)
@@ -115,6 +118,7 @@ def item(request: HttpRequest, rater: Rater) -> HttpResponse:
 
 
 @require_POST
+@role("rater")
 def submit(request: HttpRequest, token: str) -> HttpResponse:
     assignment = access_assignment_for_rater(request, token)
     rater = assignment.rater

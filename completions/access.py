@@ -23,6 +23,23 @@ if TYPE_CHECKING:
 STUDY_ADMINS = "study admins"
 WRITERS = "writers"
 
+# Every view declares who it is for: its decorator sets `view.heart_role` to one of these, and
+# tests/heart_site/test_url_roles.py walks every URL the resolver knows and fails for a view
+# without one. DRF views declare it as a class attribute `heart_role`.
+ROLES = ("public", "rater", "writer", "labeller", "study_admin")
+
+
+def role(name: str):
+    """Mark a view with the role it serves (for views whose access check is inside)."""
+    if name not in ROLES:
+        raise ValueError(f"unknown role {name!r}")
+
+    def mark(view):
+        view.heart_role = name
+        return view
+
+    return mark
+
 
 def is_study_admin(user: AbstractBaseUser | AnonymousUser) -> bool:
     if not (user.is_authenticated and user.is_active and user.is_staff):
@@ -47,6 +64,7 @@ def study_admin_required(view):
             raise PermissionDenied("Study admins only.")
         return view(request, *args, **kwargs)
 
+    wrapper.heart_role = "study_admin"
     return wrapper
 
 

@@ -4,7 +4,10 @@ from django.contrib import admin
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 
+from completions.access import role
 
+
+@role("public")
 def healthz(request: HttpRequest) -> JsonResponse:
     """Liveness for load balancers and docker health checks: the database answers."""
     from django.db import connection

@@ -22,6 +22,7 @@ class LeaderboardApi(APIView):
     """GET /studio/api/studies/<slug>/leaderboard/?judges=human|llm|all&subset=..."""
 
     permission_classes = [IsStudyAdmin]
+    heart_role = "study_admin"
 
     def get(self, request: Request, slug: str) -> Response:
         study = access_study_for_admin(request.user, slug)
