@@ -21,8 +21,8 @@ SESSION_KEY = "heart_raters"
 
 
 def access_study_for_rater(invite_token: str) -> Study:
-    """The active study behind an invitation link (404 for an unknown or closed study)."""
-    return get_object_or_404(Study, invite_token=invite_token, is_active=True)
+    """The study behind an invitation link (404 for an unknown or closed study)."""
+    return get_object_or_404(Study.objects.exclude(status="closed"), invite_token=invite_token)
 
 
 def rater_login(request: HttpRequest, rater: Rater) -> None:

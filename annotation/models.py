@@ -92,6 +92,16 @@ class Rater(models.Model):
     flagged = models.BooleanField(default=False)
     flag_reason = models.CharField(max_length=300, blank=True)
     exclusion_override = models.BooleanField(null=True, blank=True)
+    # Who set the override, when and why (the per-rater payment table shows it).
+    exclusion_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    exclusion_reason = models.CharField(max_length=500, blank=True)
+    exclusion_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

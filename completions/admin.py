@@ -10,7 +10,7 @@ class StudyAdmin(admin.ModelAdmin):
     list_display = (
         "slug",
         "name",
-        "is_active",
+        "status",
         "judgments_per_pair",
         "quality_check_rate",
         "pair_design",

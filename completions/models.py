@@ -18,13 +18,28 @@ def new_completion_code() -> str:
     return secrets.token_hex(4).upper()
 
 
+class StudyStatus(models.TextChoices):
+    OPEN = "open"
+    PAUSED = "paused"
+    CLOSED = "closed"
+
+
+class RaterEntry(models.TextChoices):
+    OPEN = "open", "Open invitation link"
+    PROLIFIC = "prolific", "Prolific only (PROLIFIC_PID required)"
+
+
 class Study(models.Model):
     """One benchmark run: contexts, systems, pair design, rater and writer settings."""
 
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
-    is_active = models.BooleanField(default=True)
+    # Open: raters and writers work. Paused: no new work (see pause_lets_finish). Closed: nothing.
+    status = models.CharField(max_length=8, choices=StudyStatus.choices, default=StudyStatus.OPEN)
+    pause_lets_finish = models.BooleanField(
+        default=True, help_text="While paused, a rater holding an item may still submit it."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     # Rater settings (paper 4.2, 9.6).
@@ -45,6 +60,16 @@ class Study(models.Model):
     lease_seconds = models.PositiveIntegerField(
         default=900, help_text="How long an item stays reserved for a rater who opened it."
     )
+    rater_entry = models.CharField(
+        max_length=8, choices=RaterEntry.choices, default=RaterEntry.OPEN
+    )
+    max_active_raters = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Cap on raters working at once (Prolific places)."
+    )
+    max_items_per_context = models.PositiveSmallIntegerField(
+        default=1, help_text="How many items of the same context one rater may see."
+    )
+    rationale_max_chars = models.PositiveIntegerField(default=2000)
     invite_token = models.CharField(max_length=64, unique=True, default=new_token)
     completion_code = models.CharField(max_length=32, default=new_completion_code)
     prolific_redirect_url = models.URLField(blank=True)
@@ -78,6 +103,10 @@ class Study(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == StudyStatus.OPEN
 
 
 class EscalationProfile(models.TextChoices):

@@ -140,4 +140,4 @@ def snapshot_history(study: Study, *, limit: int = 100) -> QuerySet[LeaderboardS
 
 
 def studies_active() -> QuerySet[Study]:
-    return Study.objects.filter(is_active=True).order_by("id")
+    return Study.objects.exclude(status="closed").order_by("id")

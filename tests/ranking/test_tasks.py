@@ -23,7 +23,7 @@ def test_refit_study_stores_three_snapshots_and_is_safe_to_run_twice():
 def test_refit_all_studies_refits_active_studies_only():
     active = build_study()
     add_known_verdicts(active)
-    inactive = StudyFactory(is_active=False)
+    inactive = StudyFactory(status="closed")
     refitted = tasks.refit_all_studies.delay().get()
     assert active.study.pk in refitted
     assert inactive.pk not in refitted
