@@ -22,6 +22,8 @@ from django.utils import timezone
 from annotation.models import Pair
 from completions.access import STUDY_ADMINS, WRITERS
 from completions.models import DialogueContext, Study
+from completions.writing.models import WritingContext
+from completions.writing.services import writing_contexts_open, writing_settings
 
 SAMPLE = Path(settings.BASE_DIR) / "demo" / "esconv-sample.json"
 DEMO_SLUG = "demo"
@@ -192,4 +194,20 @@ def load_demo(*, stdout=None) -> Study:
 
     quality_items_seed_from_rubric(study=study)
     _ensure_users()
+    demo_writing_enable(study)
     return study
+
+
+DEMO_WRITING_CONTEXTS = 6
+
+
+def demo_writing_enable(study: Study) -> str:
+    """Writing on in the demo, a few contexts open; returns the writer link's path."""
+    ws = writing_settings(study)
+    if not ws.enabled:
+        ws.enabled = True
+        ws.save(update_fields=["enabled"])
+    missing = DEMO_WRITING_CONTEXTS - WritingContext.objects.filter(study=study).count()
+    if missing > 0:
+        writing_contexts_open(study=study, limit=missing)
+    return f"/w/{ws.invite_token}/"

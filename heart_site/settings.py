@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_htmx",
     "completions",
+    "completions.writing",
     "annotation",
     "ranking",
     "heart_site",  # wires the apps together: the demo loader

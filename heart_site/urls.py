@@ -21,5 +21,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("", include("annotation.urls")),
+    path("", include("completions.writing.urls")),
+    path("", include("heart_site.writers_urls")),
     path("studio/", include("ranking.urls")),
 ]

@@ -33,7 +33,7 @@ from django.utils import timezone
 
 from completions.models import Study
 
-from . import bradley_terry, plots, selectors
+from . import bradley_terry, humans, plots, selectors
 from .models import JudgeFilter, LeaderboardSnapshot, RefitTrigger, SubsetFilter
 from .report import analysis_sections, safe_agreement
 
@@ -175,6 +175,7 @@ def leaderboard_from_data(
         "params": params,
         "warnings": fit_warnings,
         "systems": systems,
+        "human_rows": _human_rows(comparisons, data.systems, table, params),
     }
     result.update(
         analysis_sections(
@@ -188,6 +189,20 @@ def leaderboard_from_data(
         )
     )
     return _json_safe(result)
+
+
+def _human_rows(
+    comparisons: pd.DataFrame, systems: pd.DataFrame, table: pd.DataFrame, params: dict
+) -> list[dict]:
+    """Humans (pooled) and Average Human, each fitted with the same settings (ranking.humans)."""
+    writers = [] if systems.empty else list(systems.index[systems["kind"] == "human"])
+    rows = humans.derived_rows(
+        comparisons, writers, table, lambda derived: fit_leaderboard(derived, params)[0]
+    )
+    for row in rows:
+        for key, digits in (("elo", 1), ("ci_low", 1), ("ci_high", 1), ("win_rate", 4)):
+            row[key] = _number(row[key], digits)
+    return rows
 
 
 def _subset_split(data: StudyData, *, judges: str, params: dict) -> dict:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from heart_site.demo import DEMO_ADMIN, load_demo
+from heart_site.demo import DEMO_ADMIN, demo_writing_enable, load_demo
 
 
 class Command(BaseCommand):
@@ -21,6 +21,8 @@ class Command(BaseCommand):
             f"  Prolific-style:   {base}/r/{study.invite_token}/"
             "?PROLIFIC_PID=demo-participant&STUDY_ID=demo&SESSION_ID=s1"
         )
+        self.stdout.write(f"  Writer link:      {base}{demo_writing_enable(study)}")
+        self.stdout.write(f"  Writer review:    {base}/studio/{study.slug}/writers/")
         self.stdout.write(f"  Leaderboard:      {base}/studio/{study.slug}/leaderboard/")
         self.stdout.write(f"  Rater quality:    {base}/studio/{study.slug}/raters/")
         self.stdout.write(f"  Django admin:     {base}/admin/")
