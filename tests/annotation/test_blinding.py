@@ -106,3 +106,54 @@ def test_rater_pages_carry_no_database_ids_only_opaque_tokens():
             r"(pair|completion|context|system|rater)[_-]?(id|pk)\b", html, re.IGNORECASE
         )
         assert not re.search(r'data-[a-z-]*id="', html)
+
+
+def _add_form_writers(study, n: int = 3) -> list[str]:
+    """Writers who wrote through the writer form, accepted and paired: their names are secret."""
+    from annotation.services_pairs import pairs_design
+    from completions.writing.models import Writer
+    from completions.writing.services import (
+        writer_enter,
+        writing_accept,
+        writing_contexts_open,
+        writing_next,
+        writing_settings,
+        writing_submit,
+    )
+
+    settings = writing_settings(study)
+    settings.enabled = True
+    settings.save()
+    writing_contexts_open(study=study)
+    text = "That sounds so hard, and it makes sense you feel lost. What would help most today?"
+    for index in range(n):
+        writer = writer_enter(study=study, external_id=f"WRITER-PID-{index}")
+        while (writing := writing_next(writer=writer)) is not None:
+            result = writing_submit(writing=writing, text=text, raw_behaviour={})
+            writing_accept(writing=result.writing)
+    pairs_design(study=study)
+    secret = []
+    for writer in Writer.objects.filter(study=study):
+        secret += [writer.pseudonym, writer.token, writer.external_id]
+        secret += list(writer.writings.values_list("token", flat=True))
+    return secret
+
+
+def test_no_rater_facing_response_names_a_writer_pseudonym():
+    study = build_study(n_contexts=2, quality_check_rate=0, items_per_rater=12)
+    writer_secrets = _add_form_writers(study)
+    forbidden = forbidden_strings(study) + writer_secrets
+    assert any(word.startswith("writer-") for word in forbidden)
+    client = RecordingClient()
+    rater = _walk_the_whole_journey(client, study)
+    judged = Assignment.objects.filter(rater=rater, status="submitted")
+    from django.db.models import Q
+
+    by_writer = Q(pair__completion_a__system__writer__isnull=False) | Q(
+        pair__completion_b__system__writer__isnull=False
+    )
+    assert judged.filter(by_writer).exists()  # the rater judged form writers' texts
+    for response in client.seen:
+        text = _text(response).lower()
+        for word in forbidden:
+            assert word.lower() not in text, f"{word!r} leaked in {response.status_code}"

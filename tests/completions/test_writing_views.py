@@ -1,0 +1,189 @@
+"""Writer pages through HTTP: entry, consent, writing, errors by the field, autosave, review."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+
+from annotation.models import Pair
+from completions.access import STUDY_ADMINS, WRITERS
+from completions.models import Completion
+from completions.writing.models import Writer, Writing
+from completions.writing.services import writing_settings
+from tests.completions.writing_data import GOOD_TEXT, behaviour, build_writing_study
+
+pytestmark = pytest.mark.django_db
+SUBMIT = re.compile(r'action="(/w/t/([^/"]+)/submit/)"')
+
+
+def _enter(client, study, query: str = "") -> str:
+    invite = writing_settings(study).invite_token
+    client.get(f"/w/{invite}/{query}")
+    client.post(f"/w/{invite}/consent/", {"agree": "on"})
+    return invite
+
+
+def _page(client, invite):
+    page = client.get(f"/w/{invite}/write/", follow=True)
+    match = SUBMIT.search(page.content.decode())
+    return page, (match.group(1) if match else None)
+
+
+def test_a_writer_enters_consents_writes_and_sees_progress(client):
+    study = build_writing_study(n_contexts=2)
+    invite = writing_settings(study).invite_token
+    consent = client.get(f"/w/{invite}/", follow=True)
+    assert consent.redirect_chain[-1][0].endswith("/consent/")
+    assert b"keystrokes" in consent.content  # what is recorded is said before consent
+    assert client.post(f"/w/{invite}/consent/", {}).status_code == 200  # box not ticked
+    client.post(f"/w/{invite}/consent/", {"agree": "on"})
+    assert b"40 words" in client.get(f"/w/{invite}/instructions/").content
+    page, submit = _page(client, invite)
+    html = page.content.decode()
+    assert "failed my driving test" in html and 'class="chat"' in html
+    assert "<script>" not in html and "style=" not in html and "onclick" not in html
+    done = client.post(submit, {"text": GOOD_TEXT, **behaviour()}, follow=True)
+    assert b"You have written 1 reply" in done.content
+    assert Writing.objects.get(status="pending").text == GOOD_TEXT
+
+
+def test_the_form_works_without_javascript_and_flags_the_missing_measures(client):
+    study = build_writing_study(n_contexts=1)
+    invite = _enter(client, study)
+    _page_, submit = _page(client, invite)
+    client.post(submit, {"text": GOOD_TEXT})
+    assert Writing.objects.get().flags == ["unmeasured"]
+
+
+def test_a_text_outside_the_limits_is_refused_with_the_error_by_the_field(client):
+    study = build_writing_study(n_contexts=1, max_words=10)
+    invite = _enter(client, study)
+    _page_, submit = _page(client, invite)
+    response = client.post(submit, {"text": "word " * 12, **behaviour()})
+    html = response.content.decode()
+    assert response.status_code == 422
+    assert 'id="text-error"' in html and "the limit is 10" in html
+    assert 'aria-describedby="text-error' in html and "word word" in html
+    assert Writing.objects.get().status == "draft"
+
+
+def test_autosave_keeps_the_draft_for_a_reload(client):
+    study = build_writing_study(n_contexts=1)
+    invite = _enter(client, study)
+    page, submit = _page(client, invite)
+    token = submit.split("/")[3]
+    saved = client.post(f"/w/t/{token}/save/", {"text": "I am still thinking"})
+    assert saved.status_code == 200 and saved.json()["saved"]
+    again, _ = _page(client, invite)
+    assert b"I am still thinking" in again.content
+
+
+def test_save_and_pause_without_javascript_keeps_the_draft(client):
+    study = build_writing_study(n_contexts=1)
+    invite = _enter(client, study)
+    _page_, submit = _page(client, invite)
+    client.post(submit, {"text": "Half a reply", "pause": "1"})
+    assert Writing.objects.get().text == "Half a reply"
+    assert Writing.objects.get().status == "draft"
+
+
+def test_another_writers_text_is_a_404(client):
+    study = build_writing_study(n_contexts=2)
+    invite = _enter(client, study)
+    _page_, submit = _page(client, invite)
+    other = client.__class__()
+    _enter(other, study)
+    assert other.post(submit, {"text": GOOD_TEXT}).status_code == 404
+    assert other.post(submit.replace("submit", "save"), {"text": "x"}).status_code == 404
+
+
+def test_prolific_entry_resumes_and_ends_with_code_and_redirect(client):
+    study = build_writing_study(
+        n_contexts=1, entry="prolific", prolific_redirect_url="https://app.prolific.com/done"
+    )
+    invite = writing_settings(study).invite_token
+    assert client.get(f"/w/{invite}/consent/").status_code == 403  # no panel id
+    _enter(client, study, "?PROLIFIC_PID=P77&STUDY_ID=S&SESSION_ID=X")
+    _page_, submit = _page(client, invite)
+    client.post(submit, {"text": GOOD_TEXT, **behaviour()})
+    done = client.get(f"/w/{invite}/done/").content.decode()
+    code = writing_settings(study).completion_code
+    assert code in done and f"https://app.prolific.com/done?cc={code}" in done
+    assert Writer.objects.get().external_id == "P77"
+    assert "P77" not in done
+
+
+def test_a_writer_account_continues_over_sittings(client):
+    study = build_writing_study(n_contexts=2)
+    user = get_user_model().objects.create_user("clinician", password="pw")
+    user.groups.add(Group.objects.get_or_create(name=WRITERS)[0])
+    client.login(username="clinician", password="pw")
+    invite = _enter(client, study)
+    _page_, submit = _page(client, invite)
+    client.post(submit, {"text": GOOD_TEXT, **behaviour()})
+    client.logout()
+    client.login(username="clinician", password="pw")  # a new sitting: a new session
+    page = client.get(f"/w/{invite}/", follow=True)
+    assert b"You have written 1 reply" in page.content
+    assert Writer.objects.get().user == user
+
+
+def test_a_disabled_or_unknown_writer_link_is_a_404(client):
+    study = build_writing_study(n_contexts=1, enabled=False)
+    assert client.get(f"/w/{writing_settings(study).invite_token}/").status_code == 404
+    assert client.get("/w/nope/").status_code == 404
+
+
+def _admin(client):
+    user = get_user_model().objects.create_user("boss", password="pw", is_staff=True)
+    user.groups.add(Group.objects.get_or_create(name=STUDY_ADMINS)[0])
+    client.login(username="boss", password="pw")
+
+
+def test_review_accepts_into_pairs_and_rejects_with_a_reason(client):
+    study = build_writing_study(n_contexts=1, per_context=2)
+    writers = []
+    for _ in range(2):
+        writer_client = client.__class__()
+        invite = _enter(writer_client, study)
+        _page_, submit = _page(writer_client, invite)
+        writer_client.post(submit, {"text": GOOD_TEXT, **behaviour(inserted_chars=200)})
+        writers.append(writer_client)
+    assert client.get(f"/studio/{study.slug}/writers/").status_code == 302  # login first
+    _admin(client)
+    page = client.get(f"/studio/{study.slug}/writers/").content.decode()
+    first, second = Writing.objects.order_by("id")
+    assert first.writer.pseudonym in page and "inserted without typing" in page
+    client.post(f"/studio/{study.slug}/writers/t/{first.token}/accept/")
+    completion = Completion.objects.get(system=first.writer.system)
+    assert Pair.objects.filter(completion_b=completion).count() == 1  # vs the model reply
+    client.post(f"/studio/{study.slug}/writers/t/{second.token}/reject/", {"reason": ""})
+    assert Writing.objects.get(pk=second.pk).status == "pending"
+    client.post(f"/studio/{study.slug}/writers/t/{second.token}/reject/", {"reason": "Off topic"})
+    assert Writing.objects.get(pk=second.pk).status == "rejected"
+    stats = client.get(f"/studio/{study.slug}/writers/?status=").content.decode()
+    assert "Off topic" in stats and "1.00" in stats and "0.00" in stats
+
+
+def test_review_pages_are_for_study_admins_only(client):
+    study = build_writing_study(n_contexts=1)
+    get_user_model().objects.create_user("someone", password="pw", is_staff=True)
+    client.login(username="someone", password="pw")
+    assert client.get(f"/studio/{study.slug}/writers/").status_code == 403
+    assert client.post(f"/studio/{study.slug}/writers/open/").status_code == 403
+
+
+def test_admin_saves_settings_and_opens_contexts(client):
+    study = build_writing_study(n_contexts=1)
+    _admin(client)
+    form = client.get(f"/studio/{study.slug}/writers/").context["form"]
+    data = {k: v for k, v in form.initial.items() if v is not None}
+    data.update({"enabled": "on", "block_paste": "on", "min_words": 5, "max_words": 4})
+    bad = client.post(f"/studio/{study.slug}/writers/", data)
+    assert b"The maximum must be at least the minimum" in bad.content
+    data["max_words"] = 80
+    client.post(f"/studio/{study.slug}/writers/", data)
+    assert writing_settings(study).block_paste
