@@ -40,3 +40,20 @@ def test_the_demo_admin_can_log_in_and_the_rater_link_answers(client):
     assert client.login(username=username, password=password)
     assert client.get("/admin/completions/study/").status_code == 200
     assert client.get(f"/studio/{study.slug}/leaderboard/").status_code == 200
+
+
+def test_the_demo_prints_a_writer_link_that_answers(client):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("load_demo", base_url="http://testserver", stdout=out)
+    line = next(line for line in out.getvalue().splitlines() if "Writer link:" in line)
+    url = line.split("Writer link:")[1].strip()
+    assert url.startswith("http://testserver/w/")
+    entry = client.get(url.removeprefix("http://testserver"), follow=True)
+    assert entry.redirect_chain[-1][0].endswith("/consent/")
+    client.post(entry.redirect_chain[-1][0], {"agree": "on"})
+    write = client.get(url.removeprefix("http://testserver") + "write/")
+    assert write.status_code == 200 and b"Your reply as the supporter" in write.content

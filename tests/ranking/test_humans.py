@@ -10,6 +10,8 @@ from ranking import bradley_terry, humans, services
 from tests.ranking.study_builder import Y, add_known_verdicts, build_study
 
 HUMANS = {"H1", "H2"}
+# The small hand-made data separate (some systems always win): the fit warns, as it should.
+pytestmark = pytest.mark.filterwarnings("ignore::ranking.bradley_terry.BradleyTerryWarning")
 
 
 def _comparisons(rows) -> pd.DataFrame:
@@ -106,3 +108,16 @@ def test_the_leaderboard_carries_both_rows_with_cis():
         assert rows[name]["elo"] == pytest.approx(y["elo"], abs=0.2)
         assert rows[name]["ci_low"] is not None and rows[name]["ci_high"] is not None
         assert rows[name]["n"] == y["n"]
+
+
+@pytest.mark.django_db
+def test_the_leaderboard_page_shows_the_derived_rows(client):
+    from django.contrib.auth import get_user_model
+
+    cache.clear()
+    built = build_study()
+    add_known_verdicts(built)
+    client.force_login(get_user_model().objects.create_superuser("root", password="x"))
+    html = client.get(f"/studio/{built.study.slug}/leaderboard/").content.decode()
+    assert '<th scope="row">Humans (pooled)</th>' in html
+    assert '<th scope="row">Average Human</th>' in html
