@@ -50,8 +50,10 @@ def test_a_study_admin_filters_the_leaderboard_and_downloads_a_table(
     url = "/studio/browser-study/leaderboard/"
     _login(page, url)
     assert page.locator("h1").inner_text() == "Leaderboard: Study browser-study"
-    rows = page.locator("#elo-table + .table-scroll tbody tr")
+    rows = page.locator("#elo-table + .table-scroll tbody tr:not(.derived-row)")
     assert rows.count() == 2
+    # The human system also gives the two derived rows (Humans pooled, Average Human).
+    assert page.locator("#elo-table + .table-scroll tbody tr.derived-row").count() == 2
     assert X in rows.nth(0).inner_text()
     page.wait_for_function(IMAGES_LOADED)
     assert page.locator("#results img[data-plot]").count() == 5
