@@ -28,6 +28,7 @@ from .services import (
     writer_consent,
     writer_enter,
     writer_finish,
+    writing_current,
     writing_draft_save,
     writing_limits,
     writing_next,
@@ -194,13 +195,19 @@ def submit(request: HttpRequest, token: str) -> HttpResponse:
 
 @writer_required
 def done(request: HttpRequest, writer: Writer, ws: WritingSettings) -> HttpResponse:
-    if writing_next(writer=writer) is not None:
-        return redirect("writing:write", invite_token=ws.invite_token)
+    # The writer may stop whenever they like; an unfinished draft stays theirs until its
+    # lease runs out, then its place returns to the pool.
     writer_finish(writer=writer)
     redirect_url = ""
     if ws.prolific_redirect_url and writer.source == "prolific":
         joiner = "&" if "?" in ws.prolific_redirect_url else "?"
         redirect_url = f"{ws.prolific_redirect_url}{joiner}cc={ws.completion_code}"
     progress = writer_progress(writer=writer)
-    context = {"ws": ws, "writer": writer, "progress": progress, "redirect_url": redirect_url}
+    context = {
+        "ws": ws,
+        "writer": writer,
+        "progress": progress,
+        "redirect_url": redirect_url,
+        "has_draft": writing_current(writer=writer) is not None,
+    }
     return render(request, "writing/done.html", context)

@@ -187,3 +187,12 @@ def test_admin_saves_settings_and_opens_contexts(client):
     data["max_words"] = 80
     client.post(f"/studio/{study.slug}/writers/", data)
     assert writing_settings(study).block_paste
+
+
+def test_a_writer_may_stop_with_a_draft_open_and_gets_the_code(client):
+    study = build_writing_study(n_contexts=2)
+    invite = _enter(client, study)
+    _page(client, invite)
+    done = client.get(f"/w/{invite}/done/").content.decode()
+    assert writing_settings(study).completion_code in done and "continue it" in done
+    assert Writer.objects.get().finished_at is not None

@@ -121,3 +121,19 @@ def test_the_leaderboard_page_shows_the_derived_rows(client):
     html = client.get(f"/studio/{built.study.slug}/leaderboard/").content.decode()
     assert '<th scope="row">Humans (pooled)</th>' in html
     assert '<th scope="row">Average Human</th>' in html
+
+
+@pytest.mark.django_db
+def test_the_leaderboard_command_prints_the_derived_rows():
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    cache.clear()
+    built = build_study()
+    add_known_verdicts(built)
+    out = StringIO()
+    call_command("leaderboard", study=built.study.slug, ci="fisher", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert any(line.split()[:3] == ["-", "Humans", "(pooled)"] for line in lines)
+    assert any(line.split()[:3] == ["-", "Average", "Human"] for line in lines)

@@ -101,5 +101,11 @@ def render_table(result: dict) -> str:
             f"{rank:>3}  {row['system'][:28]:<28} {_fmt(row['elo'], '7.1f')} {ci:>17} "
             f"{_fmt(row['win_rate'], '6.3f')} {row['n']:>6}  {axes}"
         )
+    for row in result.get("human_rows", []):  # derived: Humans (pooled), Average Human
+        ci = f"[{_fmt(row['ci_low'], '.1f')}, {_fmt(row['ci_high'], '.1f')}]"
+        lines.append(
+            f"{'-':>3}  {row['system'][:28]:<28} {_fmt(row['elo'], '7.1f')} {ci:>17} "
+            f"{_fmt(row['win_rate'], '6.3f')} {row['n']:>6}"
+        )
     lines.extend(f"warning: {message}" for message in result.get("warnings", []))
     return "\n".join(lines) + "\n"
