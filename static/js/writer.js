@@ -75,19 +75,19 @@
       var typed = type === "insertText" || type === "insertLineBreak" || type === "insertCompositionText" || type.indexOf("delete") === 0;
       if (typed) return;
       if ((type === "insertFromPaste" || type === "insertFromDrop") && form.dataset.blockPaste === "1") {
-        event.preventDefault();
-        if (status) status.textContent = "Pasting is switched off in this study: please type your reply.";
+        refuseInsert(event);
         return;
       }
       var data = event.data || (event.dataTransfer && event.dataTransfer.getData("text")) || "";
       if (type.indexOf("insert") === 0) inserted(data.length);
     });
-    box.addEventListener("paste", function (event) {
-      if (form.dataset.blockPaste === "1") event.preventDefault();
-    });
-    box.addEventListener("drop", function (event) {
-      if (form.dataset.blockPaste === "1") event.preventDefault();
-    });
+    function refuseInsert(event) {
+      if (form.dataset.blockPaste !== "1") return;
+      event.preventDefault();
+      if (status) status.textContent = "Pasting is switched off in this study: please type your reply.";
+    }
+    box.addEventListener("paste", refuseInsert);
+    box.addEventListener("drop", refuseInsert);
     box.addEventListener("input", function (event) {
       // Autofill and some assistive inputs fire no beforeinput with a type: count the growth.
       if (!event.inputType && box.value.length > prevLength) inserted(box.value.length - prevLength);

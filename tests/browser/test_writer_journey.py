@@ -131,3 +131,38 @@ def test_a_second_writer_never_gets_a_full_or_already_written_context(
         expect(page.locator(".progress-summary")).to_be_visible()
     expect(page.get_by_role("heading", name="Thank you")).to_be_visible()
     assert len(served) == 2 and len(set(served)) == 2 and full.pk not in served
+
+
+def _paste(page, text: str) -> None:
+    page.evaluate("text => navigator.clipboard.writeText(text)", text)
+    page.get_by_label("Your reply as the supporter").focus()
+    page.keyboard.press("ControlOrMeta+V")
+
+
+@pytest.mark.parametrize("block_paste", [False, True])
+def test_pasting_is_measured_or_blocked(browser, live_server, transactional_db, block_paste):
+    study = build_writing_study(n_contexts=1, block_paste=block_paste)
+    context = browser.new_context(
+        base_url=live_server.url,
+        permissions=["clipboard-read", "clipboard-write"],
+        viewport={"width": 1280, "height": 900},
+    )
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    try:
+        _consent(page, writing_settings(study).invite_token)
+        _start_writing(page)
+        _paste(page, REPLY)
+        box = page.get_by_label("Your reply as the supporter")
+        if block_paste:
+            expect(page.locator(".save-status")).to_contain_text("Pasting is switched off")
+            expect(box).to_have_value("")
+            return
+        expect(box).to_have_value(REPLY)
+        page.get_by_role("button", name="Submit reply").click()
+        expect(page.locator(".progress-summary")).to_contain_text("You have written 1 reply")
+        stored = Writing.objects.get()
+        assert stored.inserted_chars == len(REPLY) and stored.keystrokes <= 2
+        assert "pasted" in stored.flags and stored.status == "pending"
+    finally:
+        context.close()
