@@ -196,3 +196,63 @@ def test_a_writer_may_stop_with_a_draft_open_and_gets_the_code(client):
     done = client.get(f"/w/{invite}/done/").content.decode()
     assert writing_settings(study).completion_code in done and "continue it" in done
     assert Writer.objects.get().finished_at is not None
+
+
+def test_the_review_page_shows_a_writers_win_rate_once_judged(client):
+    from django.utils import timezone
+
+    from annotation.models import Judgment
+    from completions.writing.services import (
+        writer_enter,
+        writing_next,
+        writing_submit,
+    )
+
+    study = build_writing_study(n_contexts=1)
+    writer = writer_enter(study=study)
+    writing = writing_next(writer=writer)
+    writing_submit(writing=writing, text=GOOD_TEXT, raw_behaviour=behaviour())
+    _admin(client)
+    client.post(f"/studio/{study.slug}/writers/t/{writing.token}/accept/")
+    pair = Pair.objects.get()
+    writer_side = "a" if pair.completion_a.system_id == writer.system_id else "b"
+    for judge, winner in (("j1", writer_side), ("j2", writer_side), ("j3", "tie"), ("j4", "x")):
+        other = "b" if writer_side == "a" else "a"
+        Judgment.objects.create(
+            study=study,
+            pair=pair,
+            judge_kind="llm",
+            judge=judge,
+            winner=other if winner == "x" else winner,
+            submitted_at=timezone.now(),
+        )
+    page = client.get(f"/studio/{study.slug}/writers/").content.decode()
+    assert "0.625 (4)" in page  # (2 wins + half a tie) / 4
+
+
+def test_rejecting_an_accepted_text_takes_it_out_of_pairs_unless_judged(client):
+    from django.utils import timezone
+
+    from annotation.models import Judgment
+
+    study = build_writing_study(n_contexts=1)
+    writer_client = client.__class__()
+    invite = _enter(writer_client, study)
+    _page_, submit = _page(writer_client, invite)
+    writer_client.post(submit, {"text": GOOD_TEXT, **behaviour()})
+    writing = Writing.objects.get()
+    _admin(client)
+    base = f"/studio/{study.slug}/writers/t/{writing.token}"
+    client.post(f"{base}/accept/")
+    pair = Pair.objects.get()
+    Judgment.objects.create(
+        study=study, pair=pair, judge_kind="llm", judge="j", winner="a", submitted_at=timezone.now()
+    )
+    refused = client.post(f"{base}/reject/", {"reason": "Second thoughts"}, follow=True)
+    assert b"already been judged" in refused.content
+    assert Writing.objects.get().status == "accepted" and Judgment.objects.count() == 1
+    Judgment.objects.all().delete()
+    client.post(f"{base}/reject/", {"reason": "Second thoughts"})
+    assert Writing.objects.get().status == "rejected" and Writing.objects.get().text == GOOD_TEXT
+    assert not Pair.objects.exists()
+    assert not Completion.objects.filter(system__kind="human").exists()
