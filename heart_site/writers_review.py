@@ -28,6 +28,7 @@ from completions.writing.services import (
 from ranking.selectors import judgments_frame
 
 STATUS_FILTERS = ("pending", "accepted", "rejected", "")
+REVIEW_PAGE = 200  # texts shown at once, oldest first: reviewing them brings up the next ones
 
 
 def writer_win_rates(study) -> dict[str, tuple[float, int]]:
@@ -68,7 +69,8 @@ def writers(request: HttpRequest, slug: str) -> HttpResponse:
         "form": form,
         "writer_link": request.build_absolute_uri(f"/w/{ws.invite_token}/"),
         "stats": stats,
-        "writings": writings_for_review(study_id=study.pk, status=status),
+        "writings": writings_for_review(study_id=study.pk, status=status)[:REVIEW_PAGE],
+        "review_page": REVIEW_PAGE,
         "status": status,
         "status_filters": STATUS_FILTERS,
         "fill": context_fill(study_id=study.pk),

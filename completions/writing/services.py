@@ -39,8 +39,11 @@ HUMAN_FAMILY = "human"
 
 
 def writing_settings(study: Study) -> WritingSettings:
-    """The study's writer settings, created with the defaults on first use."""
-    found, _ = WritingSettings.objects.get_or_create(study=study)
+    """The study's writer settings, created with the defaults on first use (the band's upper
+    word count starts from the study's `writer_max_words`)."""
+    found, _ = WritingSettings.objects.get_or_create(
+        study=study, defaults={"band_max_words": study.writer_max_words}
+    )
     return found
 
 
