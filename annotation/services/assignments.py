@@ -28,16 +28,43 @@ from django.utils import timezone
 from completions.models import Completion, DialogueContext
 
 from ..models import Assignment, Pair, QualityCheckItem, Rater
-from ..selectors import ITEM_RELATED, quality_item_count, queue_plan, rater_queue_state
+from ..selectors import (
+    ITEM_RELATED,
+    per_context_limit,
+    quality_item_count,
+    queue_plan,
+    rater_queue_state,
+)
 from .common import model_insert
 
 CLAIM_ATTEMPTS = 8
 
 
-def assignment_next(*, rater: Rater, now: datetime | None = None) -> Assignment | None:
-    """The rater's current item (resume), else a newly claimed one; None when they are done."""
+def assignment_next(
+    *, rater: Rater, now: datetime | None = None, allow_new: bool = True
+) -> Assignment | None:
+    """The rater's current item (resume), else a newly claimed one; None when they are done.
+
+    `allow_new=False` (a paused study) only gives back an item the rater still holds.
+    """
     with transaction.atomic():
-        return _assignment_next(rater=rater, now=now or timezone.now())
+        return _assignment_next(rater=rater, now=now or timezone.now(), allow_new=allow_new)
+
+
+def assignment_keepalive(*, assignment: Assignment, now: datetime | None = None) -> bool:
+    """Extend a running lease while its page is open and the rater active (the heartbeat).
+
+    One conditional UPDATE: only a lease that is still running is extended, so a heartbeat
+    never revives an item that has already gone back to the pool.
+    """
+    now = now or timezone.now()
+    expires = now + timedelta(seconds=assignment.rater.study.lease_seconds)
+    return (
+        Assignment.objects.filter(
+            pk=assignment.pk, status=Assignment.Status.LEASED, lease_expires_at__gt=now
+        ).update(lease_expires_at=expires)
+        == 1
+    )
 
 
 class _Busy:
@@ -47,8 +74,8 @@ class _Busy:
 BUSY = _Busy()
 
 
-def _assignment_next(*, rater: Rater, now: datetime, may_wait: bool = True):
-    """Assignment, None (done) or BUSY (only when `may_wait` is False).
+def _assignment_next(*, rater: Rater, now: datetime, may_wait: bool = True, allow_new: bool = True):
+    """Assignment, None (done, or nothing new allowed) or BUSY (only when `may_wait` is False).
 
     A transaction that already holds a pair lock (the submit of the round trip) must not wait
     for another pair's lock: two raters could each wait for the other's pair (a deadlock).
@@ -59,10 +86,14 @@ def _assignment_next(*, rater: Rater, now: datetime, may_wait: bool = True):
         current.rater = rater
         if current.lease_expires_at > now:
             return current
+        if not allow_new:
+            return None
         if not may_wait:
             return BUSY  # renewing locks a pair
         if (renewed := _lease_renew(assignment=current, now=now)) is not None:
             return renewed
+    if not allow_new:
+        return None
     study = rater.study
     progress = state.progress
     plan = queue_plan(study=study, rater=rater, n_quality_items=quality_item_count(study=study))
@@ -159,6 +190,10 @@ WHERE p.study_id = %s AND p.n_judgments < p.quota {excluded}
     WHERE l.pair_id = p.id AND l.status = 'leased' AND l.lease_expires_at > %s
   ) < p.quota
   AND NOT EXISTS (SELECT 1 FROM {assignment} h WHERE h.rater_id = %s AND h.pair_id = p.id)
+  AND p.context_id NOT IN (
+    SELECT hp.context_id FROM {assignment} h JOIN {pair} hp ON hp.id = h.pair_id
+    WHERE h.rater_id = %s GROUP BY hp.context_id HAVING COUNT(*) >= %s
+  )
 ORDER BY p.n_judgments
 LIMIT 1 {lock}
 """
@@ -178,7 +213,14 @@ def _claim_candidate(*, rater: Rater, now: datetime, excluded: list[int], wait: 
     with connection.cursor() as cursor:
         cursor.execute(
             sql,
-            [rater.study_id, *excluded, connection.ops.adapt_datetimefield_value(now), rater.pk],
+            [
+                rater.study_id,
+                *excluded,
+                connection.ops.adapt_datetimefield_value(now),
+                rater.pk,
+                rater.pk,
+                per_context_limit(study=rater.study),
+            ],
         )
         row = cursor.fetchone()
     return row[0] if row else None

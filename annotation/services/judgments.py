@@ -60,6 +60,7 @@ def judgment_submit_and_next(
     axes: dict[str, str] | None = None,
     rationale: str = "",
     now: datetime | None = None,
+    allow_new: bool = True,
 ) -> tuple[SubmitResult, Assignment | None]:
     """The rater's round trip: store the verdict and lease the next item in ONE transaction
     (one commit, i.e. one WAL flush, per round trip: the hot path of the rater pages).
@@ -77,9 +78,9 @@ def judgment_submit_and_next(
             rationale=rationale,
             now=now,
         )
-        following = _assignment_next(rater=rater, now=now, may_wait=False)
+        following = _assignment_next(rater=rater, now=now, may_wait=False, allow_new=allow_new)
     if following is BUSY:
-        following = assignment_next(rater=rater)
+        following = assignment_next(rater=rater, allow_new=allow_new)
     return result, following
 
 
