@@ -206,7 +206,11 @@ CELERY_TASK_ROUTES = {
     "annotation.tasks.llm_*": {"queue": "llm"},
     "ranking.tasks.*": {"queue": "refit"},
 }
+# Publishing fails fast when the broker is unreachable (heart_site.enqueue then keeps the task
+# in the database and beat sends it once the broker is back).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2}
 CELERY_BEAT_SCHEDULE = {
+    "deferred-tasks": {"task": "heart_site.tasks.deferred_tasks_send", "schedule": 60.0},
     "nightly-refit": {
         "task": "ranking.tasks.refit_all_studies",
         "schedule": crontab(hour=env.int("REFIT_HOUR_UTC", default=3), minute=0),

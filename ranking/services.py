@@ -392,7 +392,10 @@ def snapshot_request_refit(*, study: Study, trigger: str = RefitTrigger.MANUAL) 
     """Queue a refit once the surrounding transaction commits (the admin page's button)."""
     from .tasks import refit_study
 
-    transaction.on_commit(lambda: refit_study.delay(study.pk, trigger))
+    from heart_site.enqueue import enqueue
+
+    # Never fails the click: with the broker down the refit waits in the database (beat).
+    transaction.on_commit(lambda: enqueue(refit_study, study.pk, trigger))
 
 
 # --------------------------------------------------------------------------- pages
