@@ -16,6 +16,9 @@ def enqueue(task: Task, *args, **kwargs) -> bool:
     """
     from .models import DeferredTask
 
+    if task.app.conf.task_always_eager:  # in-process: the task's own errors must show
+        task.apply_async(args=args, kwargs=kwargs)
+        return True
     try:
         task.apply_async(args=args, kwargs=kwargs, retry=False)
         return True

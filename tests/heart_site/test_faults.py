@@ -30,6 +30,12 @@ CLOSED = "redis://127.0.0.1:9/0"  # nothing listens on port 9 (discard): connect
 @pytest.fixture
 def redis_unreachable(settings):
     """Every Redis user (cache, rate limits, health probe, broker) pointed at a closed port."""
+    with _celery_broker(CLOSED):  # first: it saves the app's real broker settings
+        _django_redis_closed(settings)
+        yield
+
+
+def _django_redis_closed(settings) -> None:
     settings.REDIS_URL = CLOSED
     settings.CACHES = {
         "default": {
@@ -44,8 +50,6 @@ def redis_unreachable(settings):
     }
     settings.CELERY_BROKER_URL = CLOSED
     settings.CELERY_TASK_ALWAYS_EAGER = False
-    with _celery_broker(CLOSED):
-        yield
 
 
 class _celery_broker:
