@@ -348,3 +348,17 @@ def test_a_setting_of_two_per_context_is_honoured():
         contexts.append(item.pair.context_id)
         judgment_submit(rater=rater, assignment=item, choice=3)
     assert len(contexts) == 6 and all(contexts.count(c) == 2 for c in set(contexts))
+
+
+def test_a_submit_to_a_pair_that_filled_meanwhile_is_refused_whole():
+    """The one-statement submit: claimed but not counted leaves nothing half-done."""
+    study = build_study(quality_check_rate=0)
+    rater = rater_join(study=study)
+    item = assignment_next(rater=rater)
+    Pair.objects.filter(pk=item.pair_id).update(n_judgments=study.judgments_per_pair)
+    result = judgment_submit(rater=rater, assignment=item, choice=2)
+    assert result.refused
+    item.refresh_from_db()
+    assert item.status == "expired" and item.submitted_at is None
+    assert not Judgment.objects.exists()
+    assert Pair.objects.get(pk=item.pair_id).n_judgments == study.judgments_per_pair

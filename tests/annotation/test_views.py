@@ -194,9 +194,9 @@ def test_the_item_view_and_submit_use_few_queries(client, django_assert_num_quer
     with django_assert_num_queries(4 + 2):
         client.get(_url("item", study))
     token = _current(rater).token
-    # Submit + next item: assignment; claim the assignment, pair counter, judgment;
+    # Submit + next item: assignment; claim + count + judgment (one statement, CTEs);
     # the rater's queue state, claim a pair, load it with the room recheck, new lease.
-    with django_assert_num_queries(8 + 2):  # one transaction for the whole round trip
+    with django_assert_num_queries(6 + 2):  # one transaction for the whole round trip
         client.post(reverse("annotation:submit", args=[token]), {"choice": "2"}, **HTMX)
 
 
