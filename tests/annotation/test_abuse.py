@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.access import RATER_COOKIE, rater_cookie_value
-from annotation.models import Assignment, Judgment, Rater
+from annotation.models import Assignment, Judgment, Pair, Rater
 from annotation.services import (
     assignment_keepalive,
     assignment_next,
