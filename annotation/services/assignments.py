@@ -35,7 +35,7 @@ from ..selectors import (
     queue_plan,
     rater_queue_state,
 )
-from .common import model_insert
+from .common import insert_statement, mark_saved, model_insert
 
 CLAIM_ATTEMPTS = 8
 
@@ -226,8 +226,10 @@ def _claim_candidate(*, rater: Rater, now: datetime, excluded: list[int], wait: 
     return row[0] if row else None
 
 
-def _claim_pair(*, rater: Rater, now: datetime, may_wait: bool = True) -> Pair | None | _Busy:
-    """Lock the least-filled pair this rater has not had and that still has room.
+def _claim_pair(
+    *, rater: Rater, now: datetime, position: int, may_wait: bool = True
+) -> Assignment | None | _Busy:
+    """Lease the least-filled pair this rater has not had and that still has room.
 
     SKIP LOCKED lets concurrent raters take different pairs instead of queueing on one; when
     every candidate is locked by others we wait on one (plain FOR UPDATE) rather than
@@ -243,14 +245,14 @@ def _claim_pair(*, rater: Rater, now: datetime, may_wait: bool = True) -> Pair |
             pair_id = _claim_candidate(rater=rater, now=now, excluded=excluded, wait=True)
         if pair_id is None:
             return None
-        if (pair := _pair_locked_with_room(pair_id=pair_id, now=now)) is not None:
-            return pair
+        if leased := _lease_if_room(rater=rater, pair_id=pair_id, now=now, position=position):
+            return leased
         excluded.append(pair_id)
     return None
 
 
-def _lease(*, rater: Rater, now: datetime, position: int, **item) -> Assignment:
-    assignment = Assignment(
+def _new_lease(*, rater: Rater, now: datetime, position: int, **item) -> Assignment:
+    return Assignment(
         rater=rater,
         position=position,
         shown_left=random.choice("ab"),
@@ -258,14 +260,74 @@ def _lease(*, rater: Rater, now: datetime, position: int, **item) -> Assignment:
         lease_expires_at=now + timedelta(seconds=rater.study.lease_seconds),
         **item,
     )
-    return model_insert(assignment)
+
+
+def _lease(*, rater: Rater, now: datetime, position: int, **item) -> Assignment:
+    return model_insert(_new_lease(rater=rater, now=now, position=position, **item))
+
+
+# The room recheck and the new lease in ONE statement (PostgreSQL): the claim above already
+# holds the pair's row lock, so this statement's fresh snapshot counts every earlier lease; the
+# INSERT runs only if there is room, and the same statement returns what the page shows.
+_LEASE_SQL = """
+WITH room AS (
+  SELECT p.id FROM {pair} p
+  WHERE p.id = %s AND p.n_judgments < p.quota AND p.n_judgments + (
+    SELECT COUNT(*) FROM {assignment} l
+    WHERE l.pair_id = p.id AND l.status = 'leased' AND l.lease_expires_at > %s
+  ) < p.quota
+), leased AS (
+  INSERT INTO {assignment} {columns} SELECT {placeholders} WHERE EXISTS (SELECT 1 FROM room)
+  RETURNING id
+)
+SELECT (SELECT id FROM leased), p.study_id, p.context_id, p.completion_a_id, p.completion_b_id,
+       p.n_judgments, p.quota, c.turns, ca.text, cb.text
+FROM {pair} p
+JOIN {context} c ON c.id = p.context_id
+JOIN {completion} ca ON ca.id = p.completion_a_id
+JOIN {completion} cb ON cb.id = p.completion_b_id
+WHERE p.id = %s
+"""
+
+
+def _lease_if_room(*, rater: Rater, pair_id: int, now: datetime, position: int):
+    """A new lease on the locked pair if it still has room, else None."""
+    if connection.vendor != "postgresql":
+        pair = _pair_locked_with_room(pair_id=pair_id, now=now)
+        return None if pair is None else _lease(rater=rater, now=now, position=position, pair=pair)
+    assignment = _new_lease(rater=rater, now=now, position=position, pair_id=pair_id)
+    table, columns, placeholders, values = insert_statement(assignment, typed=True)
+    sql = _LEASE_SQL.format(
+        pair=Pair._meta.db_table,
+        assignment=table,
+        context=DialogueContext._meta.db_table,
+        completion=Completion._meta.db_table,
+        columns=columns,
+        placeholders=placeholders,
+    )
+    stamp = connection.ops.adapt_datetimefield_value(now)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [pair_id, stamp, *values, pair_id])
+        row = cursor.fetchone()
+    if row is None or row[0] is None:
+        return None
+    leased_id, study_id, context_id, a_id, b_id, n_judgments, quota, turns, text_a, text_b = row
+    assignment.pk = leased_id
+    mark_saved(assignment)
+    assignment.pair = Pair(
+        id=pair_id,
+        study_id=study_id,
+        n_judgments=n_judgments,
+        quota=quota,
+        context=DialogueContext(id=context_id, turns=_json(turns)),
+        completion_a=Completion(id=a_id, text=text_a),
+        completion_b=Completion(id=b_id, text=text_b),
+    )
+    return assignment
 
 
 def _lease_pair(*, rater: Rater, now: datetime, position: int, may_wait: bool = True):
-    pair = _claim_pair(rater=rater, now=now, may_wait=may_wait)
-    if pair is None or pair is BUSY:
-        return pair
-    return _lease(rater=rater, now=now, position=position, pair=pair)
+    return _claim_pair(rater=rater, now=now, position=position, may_wait=may_wait)
 
 
 def _lease_check(*, rater: Rater, now: datetime, position: int) -> Assignment | None:
