@@ -1,15 +1,19 @@
-"""Rater access: who the rater is (from the session), and the only way to fetch their items.
+"""Rater access: who the rater is (from a signed cookie), and the only way to fetch their items.
 
-A rater has no account. After entry the Django session holds, per study, the rater's primary
-key; the browser only ever sees the opaque session cookie, never an id.
+A rater has no account and no server-side session. After consent the browser holds a signed
+cookie listing the opaque tokens of its raters (one per study): it names no database id, it
+cannot be forged without SECRET_KEY, and reading it costs no session lookup (no Redis, no
+database), so the rater pages keep working when Redis is down and the round trip stays cheap.
 """
 
 from __future__ import annotations
 
 from functools import cache
 
+from django.conf import settings
+from django.core import signing
 from django.db import connection
-from django.http import Http404, HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 
 from completions.models import Study
@@ -17,36 +21,81 @@ from completions.models import Study
 from .models import Assignment, QualityCheckItem, Rater
 from .selectors import model_from_row, sql_columns
 
-SESSION_KEY = "heart_raters"
+RATER_COOKIE = "heart_rater"
+PENDING_COOKIE = "heart_pending"  # a Prolific visit's ids until consent creates the rater
+COOKIE_SALT = "heart.rater"
+COOKIE_MAX_AGE = 60 * 60 * 24 * 30
+MAX_RATERS_PER_BROWSER = 8
 
 
 def access_study_for_rater(invite_token: str) -> Study:
-    """The study behind an invitation link (404 for an unknown or closed study)."""
-    return get_object_or_404(Study.objects.exclude(status="closed"), invite_token=invite_token)
+    """The study behind an invitation link (404 for an unknown one; its status is the view's)."""
+    return get_object_or_404(Study, invite_token=invite_token)
 
 
-def rater_login(request: HttpRequest, rater: Rater) -> None:
-    raters = dict(request.session.get(SESSION_KEY, {}))
-    raters[str(rater.study_id)] = rater.pk
-    request.session[SESSION_KEY] = raters
+def rater_tokens(request: HttpRequest) -> list[str]:
+    value = request.get_signed_cookie(RATER_COOKIE, default="", salt=COOKIE_SALT)
+    return value.split() if value else []
 
 
-def rater_id_from_session(request: HttpRequest, study_id: int) -> int | None:
-    return request.session.get(SESSION_KEY, {}).get(str(study_id))
+def rater_cookie_value(tokens: list[str]) -> str:
+    """The signed cookie value for these rater tokens (tests and the benchmark use it too)."""
+    response = HttpResponse()
+    response.set_signed_cookie(RATER_COOKIE, " ".join(tokens), salt=COOKIE_SALT)
+    return response.cookies[RATER_COOKIE].value
+
+
+def _set_cookie(response: HttpResponse, name: str, value: str) -> None:
+    response.set_signed_cookie(
+        name,
+        value,
+        salt=COOKIE_SALT,
+        max_age=COOKIE_MAX_AGE,
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite="Lax",
+    )
+
+
+def rater_login(request: HttpRequest, response: HttpResponse, rater: Rater) -> HttpResponse:
+    """Remember the rater in this browser (the newest few studies are kept)."""
+    tokens = [t for t in rater_tokens(request) if t != rater.token] + [rater.token]
+    _set_cookie(response, RATER_COOKIE, " ".join(tokens[-MAX_RATERS_PER_BROWSER:]))
+    response.delete_cookie(PENDING_COOKIE)
+    return response
 
 
 def rater_from_session(request: HttpRequest, study: Study) -> Rater | None:
-    rater_id = rater_id_from_session(request, study.pk)
-    if rater_id is None:
+    """This browser's rater in `study`, if it has entered it."""
+    tokens = rater_tokens(request)
+    if not tokens:
         return None
-    rater = Rater.objects.filter(pk=rater_id, study=study).first()
+    rater = Rater.objects.filter(token__in=tokens, study=study).first()
     if rater is not None:
         rater.study = study  # spare a query: the caller already holds it
     return rater
 
 
-def rater_session_ids(request: HttpRequest) -> set[int]:
-    return set(request.session.get(SESSION_KEY, {}).values())
+def pending_prolific_ids(request: HttpRequest, study: Study) -> dict | None:
+    """The Prolific ids a visit brought, kept (signed) until the consent creates the rater."""
+    try:
+        value = request.get_signed_cookie(PENDING_COOKIE, default="", salt=COOKIE_SALT)
+        data = signing.loads(value) if value else None
+    except signing.BadSignature:
+        return None
+    if not isinstance(data, dict) or data.get("study") != study.invite_token:
+        return None
+    return data
+
+
+def pending_prolific_remember(
+    response: HttpResponse, study: Study, *, pid: str, study_id: str, session_id: str
+) -> HttpResponse:
+    value = signing.dumps(
+        {"study": study.invite_token, "pid": pid, "study_id": study_id, "session_id": session_id}
+    )
+    _set_cookie(response, PENDING_COOKIE, value)
+    return response
 
 
 # The submit of every round trip: the assignment with its rater, study and quality-check item in
@@ -98,13 +147,14 @@ def _assignment_with_rater(token: str) -> Assignment | None:
 
 
 def access_assignment_for_rater(request: HttpRequest, token: str) -> Assignment:
-    """The assignment behind a submit URL, if it belongs to the rater of this session.
+    """The assignment behind a submit URL, if it belongs to a rater of this browser.
 
-    Another rater's token, an unknown token or no session all give the same 404, so a token
-    reveals nothing about whether it exists. The rater and study come with it (select_related
-    semantics, one statement).
+    Another rater's token, an unknown token or no rater cookie all give the same 404, so a
+    token reveals nothing about whether it exists. The rater and study come with it
+    (select_related semantics, one statement).
     """
-    assignment = _assignment_with_rater(token)
-    if assignment is None or assignment.rater_id not in rater_session_ids(request):
+    tokens = rater_tokens(request)
+    assignment = _assignment_with_rater(token) if tokens else None
+    if assignment is None or assignment.rater.token not in tokens:
         raise Http404("No such item.")
     return assignment

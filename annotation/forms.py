@@ -37,7 +37,6 @@ class JudgmentForm(forms.Form):
     rationale = forms.CharField(
         label=RATIONALE_LABEL,
         required=False,
-        max_length=4000,
         widget=forms.Textarea(attrs={"rows": 3}),
     )
 
@@ -58,6 +57,18 @@ class JudgmentForm(forms.Form):
                     required=False,
                     widget=forms.RadioSelect,
                 )
+
+    def clean_rationale(self) -> str:
+        # Checked here rather than by a MaxLengthValidator so the message can say how long
+        # it may be without repeating the (possibly huge) text back.
+        text = self.cleaned_data["rationale"]
+        limit = self.study.rationale_max_chars
+        if len(text) > limit:
+            raise forms.ValidationError(
+                f"Your reason is too long ({len(text):,} characters; at most {limit:,}). "
+                "Only its first part is shown below: please shorten it."
+            )
+        return text
 
     def axis_marks(self) -> dict[str, str]:
         return {
@@ -106,5 +117,7 @@ def judgment_form_view(*, study: Study, form: JudgmentForm | None = None) -> dic
         "rationale_label": RATIONALE_REQUIRED_LABEL if required else RATIONALE_LABEL,
         "rationale_required": required,
         "rationale_error": first_error("rationale"),
-        "rationale_value": data.get("rationale", "") if bound else "",
+        # Never more than the limit is sent back: a 1 MiB "reason" is not echoed into the page.
+        "rationale_value": data.get("rationale", "")[: study.rationale_max_chars] if bound else "",
+        "first_error": next((n for n in ("choice", "rationale") if n in errors), ""),
     }

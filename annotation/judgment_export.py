@@ -29,6 +29,7 @@ from typing import Any
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
+from completions.csv_safe import safe_row
 from completions.models import Study
 
 from .models import Judgment
@@ -156,9 +157,9 @@ def _write_csv(chunks, path) -> int:
     n = 0
     with open(path, "w", encoding="utf-8", newline="") as fh:
         out = csv.writer(fh)
-        out.writerow(FIELDS)
+        out.writerow(safe_row(FIELDS))
         for chunk in chunks:
-            out.writerows(_csv_row(r) for r in chunk)
+            out.writerows(safe_row(_csv_row(r)) for r in chunk)
             n += len(chunk)
     return n
 

@@ -80,6 +80,8 @@ class Rater(models.Model):
         related_name="rater_profiles",
     )
     pseudonym = models.CharField(max_length=64, unique=True)
+    # What the rater's browser holds (in a signed cookie): opaque, never exported or shown.
+    token = models.CharField(max_length=64, unique=True, default=new_token)
     # Private: Prolific participant id (or another panel's). Never exported, never shown.
     external_id = models.CharField(max_length=200, blank=True)
     source = models.CharField(max_length=32, default="invite")

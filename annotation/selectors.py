@@ -164,6 +164,32 @@ def quality_item_count(*, study: Study) -> int:
 
 def quality_item_count_forget(*, study: Study) -> None:
     _qc_counts.pop((study.pk, study.created_at), None)
+    _context_counts.pop((study.pk, study.created_at), None)
+
+
+_context_counts: dict[tuple, tuple[float, int]] = {}
+
+
+def _contexts_with_pairs(study: Study) -> int:
+    key = (study.pk, study.created_at)
+    cached = _context_counts.get(key)
+    if cached is not None and cached[0] > time.monotonic():
+        return cached[1]
+    count = Pair.objects.filter(study=study).values("context_id").distinct().count()
+    _context_counts[key] = (time.monotonic() + _QC_COUNT_TTL, count)
+    return count
+
+
+def per_context_limit(*, study: Study) -> int:
+    """How many items of one context a rater may get: the study's setting, where the design
+    allows it. A study with fewer contexts than `items_per_rater` could not fill a queue at
+    one item per context, so the limit rises to the fewest items per context that can.
+    """
+    limit = max(1, study.max_items_per_context)
+    contexts = _contexts_with_pairs(study)
+    if contexts and contexts * limit < study.items_per_rater:
+        limit = -(-study.items_per_rater // contexts)  # ceiling division
+    return limit
 
 
 # --- The study admin's view of rater quality ---------------------------------------------

@@ -8,6 +8,7 @@ app_name = "annotation"
 urlpatterns = [
     # Rater pages: only opaque tokens in the path, never an id.
     path("r/a/<str:token>/submit/", views.submit, name="submit"),
+    path("r/a/<str:token>/heartbeat/", views.heartbeat, name="heartbeat"),
     path("r/<str:invite_token>/", views.entry, name="entry"),
     path("r/<str:invite_token>/consent/", views.consent, name="consent"),
     path("r/<str:invite_token>/instructions/", views.instructions, name="instructions"),

@@ -1,40 +1,57 @@
 """Rater pages (entry, consent, instructions, judging, done) and the rater-quality admin page.
 
 Rater pages never show an id: the study is addressed by its invitation token, an item by its
-assignment token, and the rater by the session.
+assignment token, and the rater by a signed cookie of opaque tokens (annotation/access.py).
+Every answer here is `Cache-Control: no-store` (heart_site.middleware), so the back button and a
+second tab ask the server again instead of showing an item that was already answered.
 """
 
 from __future__ import annotations
 
 from functools import wraps
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
+from django_ratelimit.core import is_ratelimited
 
 from completions.access import access_study_for_admin, role, study_admin_required
+from completions.models import Study, StudyStatus
 
 from .access import (
     access_assignment_for_rater,
     access_study_for_rater,
+    pending_prolific_ids,
+    pending_prolific_remember,
     rater_from_session,
     rater_login,
 )
 from .forms import ConsentForm, JudgmentForm, judgment_form_view
 from .models import Assignment, Rater
 from .quality import rubric_rows, study_quality_update
-from .selectors import item_view, quality_item_count, queue_plan, rater_stats, study_progress
+from .selectors import (
+    item_view,
+    quality_item_count,
+    queue_plan,
+    rater_queue_state,
+    rater_stats,
+    study_progress,
+)
 from .services import (
     SCALE,
     AssignmentNotFound,
+    ProlificMismatch,
+    StudyFull,
+    assignment_keepalive,
     assignment_next,
     judgment_submit_and_next,
-    rater_consent,
-    rater_enter,
+    prolific_rater_resumable,
     rater_finish,
+    rater_join,
     rater_set_exclusion,
 )
 
@@ -45,10 +62,14 @@ REFUSED_NOTICE = (
     "Your previous answer arrived after the item had timed out and been completed "
     "by others, so it was not needed. Thank you; here is your next item."
 )
+ALREADY_NOTICE = (
+    "That item had already been answered (perhaps in another tab, or from an older page); "
+    "your first answer is the one kept. Here is your next item."
+)
 
 
 def rater_required(view):
-    """Rater pages after consent: the study from the link, the rater from the session."""
+    """Rater pages after consent: the study from the link, the rater from the cookie."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, invite_token: str) -> HttpResponse:
@@ -62,37 +83,93 @@ def rater_required(view):
     return wrapper
 
 
+def _limited(request: HttpRequest, group: str, rate: str) -> bool:
+    """Per-client rate limit (django-ratelimit on the shared cache; fails open without it)."""
+    return is_ratelimited(request, group=group, key="ip", rate=rate, increment=True)
+
+
+def _notice_page(
+    request: HttpRequest, kind: str, study: Study, status: int = 200, **extra
+) -> HttpResponse:
+    """One template for every "you cannot continue" page: closed, paused, full, ..."""
+    context = {"study": study, "kind": kind, **extra}
+    return render(request, "annotation/notice.html", context, status=status)
+
+
+def _study_gate(request: HttpRequest, study: Study) -> HttpResponse | None:
+    """New work only while the study is open."""
+    if study.status == StudyStatus.CLOSED:
+        return _notice_page(request, "closed", study)
+    if study.status == StudyStatus.PAUSED:
+        return _notice_page(request, "paused", study)
+    return None
+
+
 @role("rater")
 def entry(request: HttpRequest, invite_token: str) -> HttpResponse:
-    """The invitation link; with Prolific's query parameters the same panel id resumes."""
+    """The invitation link. With Prolific's parameters a participant resumes only from the same
+    Prolific session (same STUDY_ID and SESSION_ID) or the same browser; a new participant's
+    ids are kept in a signed cookie until they consent (no rater is created by a GET).
+    """
     study = access_study_for_rater(invite_token)
+    if _limited(request, "rater-entry", settings.RATER_ENTRY_RATE):
+        return _notice_page(request, "limited", study, status=429)
+    rater = rater_from_session(request, study)
     pid = request.GET.get("PROLIFIC_PID", "").strip()[:200]
-    if pid:
-        rater = rater_enter(
+    prolific = {
+        "pid": pid,
+        "study_id": request.GET.get("STUDY_ID", "").strip()[:200],
+        "session_id": request.GET.get("SESSION_ID", "").strip()[:200],
+    }
+    if rater is not None and (not pid or rater.external_id == pid):
+        target = "annotation:item" if rater.consented_at else "annotation:consent"
+        return redirect(target, invite_token=invite_token)
+    if not pid:
+        if study.rater_entry == "prolific":
+            return _notice_page(request, "prolific-only", study, status=403)
+        return _study_gate(request, study) or redirect("annotation:consent", invite_token)
+    try:
+        returning = prolific_rater_resumable(
             study=study,
             external_id=pid,
-            prolific_study_id=request.GET.get("STUDY_ID", ""),
-            prolific_session_id=request.GET.get("SESSION_ID", ""),
+            prolific_study_id=prolific["study_id"],
+            prolific_session_id=prolific["session_id"],
         )
-        rater_login(request, rater)
-    else:
-        rater = rater_from_session(request, study)
-    if rater is None or rater.consented_at is None:
-        return redirect("annotation:consent", invite_token=invite_token)
-    return redirect("annotation:item", invite_token=invite_token)
+    except ProlificMismatch:
+        return _notice_page(request, "prolific-taken", study, status=403)
+    if returning is not None:
+        return rater_login(request, redirect("annotation:item", invite_token), returning)
+    if gate := _study_gate(request, study):
+        return gate
+    response = redirect("annotation:consent", invite_token=invite_token)
+    return pending_prolific_remember(response, study, **prolific)
 
 
 @require_http_methods(["GET", "POST"])
 @role("rater")
 def consent(request: HttpRequest, invite_token: str) -> HttpResponse:
+    """Consent creates the rater: rate-limited per client, within the study's cap."""
     study = access_study_for_rater(invite_token)
-    form = ConsentForm(request.POST if request.method == "POST" else None)
-    if request.method == "POST" and form.is_valid():
-        rater = rater_from_session(request, study) or rater_enter(study=study)
-        rater_consent(rater=rater)
-        rater_login(request, rater)
+    rater = rater_from_session(request, study)
+    if rater is not None and rater.consented_at is not None:
         return redirect("annotation:instructions", invite_token=invite_token)
-    return render(request, "annotation/consent.html", {"study": study, "form": form})
+    prolific = pending_prolific_ids(request, study)
+    if study.rater_entry == "prolific" and prolific is None and rater is None:
+        return _notice_page(request, "prolific-only", study, status=403)
+    if gate := _study_gate(request, study):
+        return gate
+    form = ConsentForm(request.POST if request.method == "POST" else None)
+    if request.method != "POST" or not form.is_valid():
+        return render(request, "annotation/consent.html", {"study": study, "form": form})
+    if _limited(request, "rater-create", settings.RATER_CREATE_RATE):
+        return _notice_page(request, "limited", study, status=429)
+    try:
+        rater = rater_join(study=study, prolific=prolific)
+    except StudyFull:
+        return _notice_page(request, "full", study, status=503)
+    except ProlificMismatch:
+        return _notice_page(request, "prolific-taken", study, status=403)
+    return rater_login(request, redirect("annotation:instructions", invite_token), rater)
 
 
 @rater_required
@@ -109,12 +186,37 @@ def instructions(request: HttpRequest, rater: Rater) -> HttpResponse:
     )
 
 
+def _may_finish(study: Study) -> bool:
+    """Paused with `pause_lets_finish`: raters holding an item may still answer it."""
+    return study.status == StudyStatus.PAUSED and study.pause_lets_finish
+
+
 @rater_required
 def item(request: HttpRequest, rater: Rater) -> HttpResponse:
-    assignment = assignment_next(rater=rater)
+    study = rater.study
+    if study.status == StudyStatus.CLOSED:
+        return _notice_page(request, "closed", study)
+    allow_new = study.is_open
+    assignment = assignment_next(rater=rater, allow_new=allow_new)
+    if assignment is None and not allow_new:
+        return _notice_page(request, "paused", study)
     if assignment is None:
         return _to_done(request, rater)
+    if not allow_new and not _may_finish(study):
+        return _notice_page(request, "paused", study)
     return _render_item(request, rater, assignment)
+
+
+def _submit_refused(request: HttpRequest, rater: Rater, assignment: Assignment) -> str | None:
+    """Why a closed or paused study takes no answer for this item (None: it may)."""
+    study = rater.study
+    if study.status == StudyStatus.CLOSED:
+        return "closed"
+    if study.status == StudyStatus.PAUSED:
+        holds = assignment.status == Assignment.Status.LEASED
+        if not (_may_finish(study) and holds):
+            return "paused"
+    return None
 
 
 @require_POST
@@ -122,7 +224,12 @@ def item(request: HttpRequest, rater: Rater) -> HttpResponse:
 def submit(request: HttpRequest, token: str) -> HttpResponse:
     assignment = access_assignment_for_rater(request, token)
     rater = assignment.rater
-    form = JudgmentForm(request.POST, study=rater.study)
+    study = rater.study
+    if kind := _submit_refused(request, rater, assignment):
+        if request.htmx:  # the whole page becomes the notice: nothing of the item stays
+            return HttpResponseClientRedirect(_rater_url("item", study))
+        return _notice_page(request, kind, study, status=409)
+    form = JudgmentForm(request.POST, study=study)
     if not form.is_valid():
         assignment = Assignment.objects.select_related(
             "pair__context", "pair__completion_a", "pair__completion_b", "quality_item"
@@ -135,34 +242,67 @@ def submit(request: HttpRequest, token: str) -> HttpResponse:
             choice=form.cleaned_data["choice"],
             axes=form.axis_marks(),
             rationale=form.cleaned_data["rationale"],
+            allow_new=study.is_open,
         )
     except AssignmentNotFound as exc:
         raise Http404("No such item.") from exc
-    notice = REFUSED_NOTICE if result.refused else ""
+    notice = REFUSED_NOTICE if result.refused else ("" if result.created else ALREADY_NOTICE)
     if not request.htmx:
         if notice:
             messages.info(request, notice)
-        return redirect("annotation:item", invite_token=rater.study.invite_token)
+        return redirect("annotation:item", invite_token=study.invite_token)
+    if following is None and not study.is_open:
+        return HttpResponseClientRedirect(_rater_url("item", study))
     if following is None:
         return _to_done(request, rater)
     return _render_item(request, rater, following, notice=notice)
 
 
+@require_POST
+@role("rater")
+def heartbeat(request: HttpRequest, token: str) -> HttpResponse:
+    """The open judging page says the rater is still there: keep their item reserved."""
+    assignment = access_assignment_for_rater(request, token)
+    held = assignment_keepalive(assignment=assignment)
+    return HttpResponse(status=204 if held else 409)
+
+
 @rater_required
 def done(request: HttpRequest, rater: Rater) -> HttpResponse:
-    if assignment_next(rater=rater) is not None:
-        return redirect("annotation:item", invite_token=rater.study.invite_token)
-    rater_finish(rater=rater)
+    """The completion code, for raters who did work; never for an empty queue."""
     study = rater.study
+    if study.status == StudyStatus.PAUSED:
+        return _notice_page(request, "paused", study)
+    if study.is_open and assignment_next(rater=rater) is not None:
+        return redirect("annotation:item", invite_token=study.invite_token)
+    progress = rater_queue_state(rater=rater).progress
+    if progress.done_real == 0:
+        # Nothing judged: no code (it would pay for nothing). Prolific asks such participants
+        # to "return" the study, which frees their place without a payment.
+        if rater.finished_at is None:
+            rater_finish(rater=rater)
+        return _notice_page(request, "no-items", study)
+    rater_finish(rater=rater)
+    plan = queue_plan(study=study, rater=rater, n_quality_items=quality_item_count(study=study))
     redirect_url = ""
     if study.prolific_redirect_url:
         joiner = "&" if "?" in study.prolific_redirect_url else "?"
         redirect_url = f"{study.prolific_redirect_url}{joiner}cc={study.completion_code}"
-    return render(request, "annotation/done.html", {"study": study, "redirect_url": redirect_url})
+    context = {
+        "study": study,
+        "redirect_url": redirect_url,
+        "complete": progress.done_real >= plan.n_real,
+        "closed": study.status == StudyStatus.CLOSED,
+    }
+    return render(request, "annotation/done.html", context)
+
+
+def _rater_url(name: str, study: Study) -> str:
+    return reverse(f"annotation:{name}", kwargs={"invite_token": study.invite_token})
 
 
 def _to_done(request: HttpRequest, rater: Rater) -> HttpResponse:
-    url = reverse("annotation:done", kwargs={"invite_token": rater.study.invite_token})
+    url = _rater_url("done", rater.study)
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
@@ -172,6 +312,7 @@ def _render_item(
     assignment: Assignment,
     form: JudgmentForm | None = None,
     notice: str = "",
+    status: int = 200,
 ) -> HttpResponse:
     """The judging page (or its htmx fragment); `form` is a submitted form to show again."""
     study = rater.study
@@ -181,12 +322,15 @@ def _render_item(
     number = min(assignment.position + 1, total)
     item = item_view(assignment=assignment)
     chosen = form.cleaned_data.get("choice") if form is not None and form.is_valid() else None
+    if chosen is None and form is not None and form.is_bound:
+        chosen = form.data.get("choice") if form.data.get("choice") in SCALE_KEYS else None
     # Numbers go to the template as text: rendering an int runs Django's localization
     # machinery, a visible share of this page's CPU (it is served on every round trip).
     context = {
         "study": study,
         "item": item,
         "submit_url": reverse("annotation:submit", kwargs={"token": item.token}),
+        "heartbeat_url": reverse("annotation:heartbeat", kwargs={"token": item.token}),
         "form": judgment_form_view(study=study, form=form),
         "number": str(number),
         "total": str(total),
@@ -194,9 +338,13 @@ def _render_item(
         "notice": notice,
         "scale": SCALE_TEXT,
         "chosen": str(chosen) if chosen is not None else None,
+        "rationale_max": str(study.rationale_max_chars),
     }
     template = "annotation/item.html#item" if request.htmx else "annotation/item.html"
-    return render(request, template, context)
+    return render(request, template, context, status=status)
+
+
+SCALE_KEYS = {str(value) for value in SCALE}
 
 
 # --- Study admin: rater quality ----------------------------------------------------------

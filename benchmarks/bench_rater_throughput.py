@@ -6,14 +6,14 @@
 What it does:
 1. creates the database `heart_bench_rater` (dropped at the end unless --keep), migrates it and
    generates a study (--contexts x 5 systems, 10 pairs per context, quota 5, 10 % quality
-   checks seeded from the rubric) and --raters consented raters, each with a session (the
-   cached_db session engine when REDIS_URL is set, as in production);
+   checks seeded from the rubric) and --raters consented raters, each with the signed rater
+   cookie a browser holds after consent (raters have no server-side session);
 2. starts gunicorn (--worker-class, --workers processes x --threads threads; defaults gthread
    2 x 4 as in gunicorn.conf.py; persistent DB connections; no access log) with the production
    settings; the only change (benchmarks/bench_settings.py) is plain static storage, so no
    collectstatic manifest is needed;
 3. runs the load generator in a separate process (asyncio with a minimal keep-alive HTTP/1.1
-   client, at most --connections connections; each rater sends its own session and CSRF
+   client, at most --connections connections; each rater sends its own rater and CSRF
    cookies):
    - open phase: every rater thinks an exponential time (mean --think s) between round trips;
      one round trip = the htmx POST that stores a judgment and returns the next item;
@@ -51,7 +51,7 @@ from pathlib import Path
 from bench_export import bench_database_url  # the shared benchmark-database helper
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCH_DB = "heart_bench_rater"
+BENCH_DB = os.environ.get("BENCH_DB_NAME", "heart_bench_rater")
 SUBMIT = re.compile(rb'action="/r/a/([^/"]+)/submit/"')
 
 
@@ -81,13 +81,10 @@ def build(args) -> list[dict]:
     import django
 
     django.setup()
-    from django.contrib.sessions.backends.cache import KEY_PREFIX  # noqa: F401 - engine loads
     from django.core.management import call_command
     from django.utils import timezone
     from django.utils.crypto import get_random_string
-    from django.utils.module_loading import import_string
 
-    from annotation.access import SESSION_KEY
     from annotation.models import Pair, Rater
     from annotation.quality import quality_items_seed_from_rubric
     from completions.models import Completion, DialogueContext, Study, System
@@ -141,19 +138,22 @@ def build(args) -> list[dict]:
     )
     from django.conf import settings
 
-    store = import_string(f"{settings.SESSION_ENGINE}.SessionStore")
-    sessions = []
-    for rater in raters:
-        session = store()
-        session[SESSION_KEY] = {str(study.pk): rater.pk}
-        session.create()
-        sessions.append({"sessionid": session.session_key, "csrf": get_random_string(32)})
+    from annotation.access import RATER_COOKIE, rater_cookie_value
+
+    # What a browser holds after consent: the signed rater cookie (no server-side session).
+    cookies = [
+        {
+            "rater": f"{RATER_COOKIE}={rater_cookie_value([rater.token])}",
+            "csrf": get_random_string(32),
+        }
+        for rater in raters
+    ]
     print(
-        f"setup: {Pair.objects.count()} pairs, {len(raters)} raters, "
-        f"session engine {settings.SESSION_ENGINE}",
+        f"setup: {Pair.objects.count()} pairs, {len(raters)} raters, signed rater cookie "
+        f"(no session read), database engine {settings.DATABASES['default']['ENGINE']}",
         flush=True,
     )
-    return [{**s, "invite": study.invite_token} for s in sessions]
+    return [{**c, "invite": study.invite_token} for c in cookies]
 
 
 def verify(accepted_tokens: set[str]) -> dict:
@@ -233,7 +233,7 @@ class Http11Pool:
 
 async def _round_trip(client: Http11Pool, rater: dict, stats: dict) -> bool:
     headers = {
-        "Cookie": f"sessionid={rater['sessionid']}; csrftoken={rater['csrf']}",
+        "Cookie": f"{rater['rater']}; csrftoken={rater['csrf']}",
         "X-CSRFToken": rater["csrf"],
         "HX-Request": "true",
         "Content-Type": "application/x-www-form-urlencoded",
@@ -260,7 +260,7 @@ async def _round_trip(client: Http11Pool, rater: dict, stats: dict) -> bool:
 
 
 async def _first_item(client: Http11Pool, rater: dict) -> None:
-    headers = {"Cookie": f"sessionid={rater['sessionid']}; csrftoken={rater['csrf']}"}
+    headers = {"Cookie": f"{rater['rater']}; csrftoken={rater['csrf']}"}
     _, content = await client.request("GET", f"/r/{rater['invite']}/item/", headers)
     rater["token"] = SUBMIT.search(content).group(1).decode()
 

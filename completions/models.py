@@ -57,8 +57,12 @@ class Study(models.Model):
     items_per_rater = models.PositiveIntegerField(
         default=20, help_text="Real items in one rater's queue (quality checks come on top)."
     )
+    # Short, and renewed by the rater page's heartbeat while the rater is active: an abandoned
+    # tab frees its item within this time (issue 7).
     lease_seconds = models.PositiveIntegerField(
-        default=900, help_text="How long an item stays reserved for a rater who opened it."
+        default=180,
+        help_text="How long an item stays reserved for a rater who opened it; the open page "
+        "renews it while the rater is active.",
     )
     rater_entry = models.CharField(
         max_length=8, choices=RaterEntry.choices, default=RaterEntry.OPEN

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import secrets
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +28,7 @@ from completions.writing.services import writing_contexts_open, writing_settings
 
 SAMPLE = Path(settings.BASE_DIR) / "demo" / "esconv-sample.json"
 DEMO_SLUG = "demo"
-DEMO_ADMIN = ("admin", "heart-demo")
+DEMO_ADMIN_USERNAME = "admin"
 
 # (name, family, latent quality on the Bradley-Terry scale, template)
 DEMO_SYSTEMS = [
@@ -156,17 +157,36 @@ def _judgment_rows(study: Study, seed: int = 7) -> Iterator[dict]:
             }
 
 
-def _ensure_users() -> None:
-    User = get_user_model()
+def _ensure_groups() -> None:
     Group.objects.get_or_create(name=STUDY_ADMINS)
     Group.objects.get_or_create(name=WRITERS)
-    username, password = DEMO_ADMIN
-    admin, created = User.objects.get_or_create(
-        username=username, defaults={"is_staff": True, "is_superuser": True}
+
+
+def is_embedded_demo_database() -> bool:
+    """True only for the embedded default's own SQLite file (what `make demo` runs on)."""
+    db = settings.DATABASES["default"]
+    embedded = Path(settings.BASE_DIR) / "db.sqlite3"
+    return db["ENGINE"] == "django.db.backends.sqlite3" and Path(str(db["NAME"])) == embedded
+
+
+def demo_admin_ensure(*, force: bool = False) -> str | None:
+    """The demo superuser with a new random password (returned), or None when refused.
+
+    A fixed, published password on a real database would be an open door, so the superuser is
+    made only on the embedded demo database, or anywhere with `force`; each run sets a fresh
+    password, so the printed login always works.
+    """
+    if not (force or is_embedded_demo_database()):
+        return None
+    User = get_user_model()
+    admin, _ = User.objects.get_or_create(
+        username=DEMO_ADMIN_USERNAME, defaults={"is_staff": True, "is_superuser": True}
     )
-    if created:
-        admin.set_password(password)
-        admin.save(update_fields=["password"])
+    password = secrets.token_urlsafe(12)
+    admin.set_password(password)
+    admin.is_staff = admin.is_superuser = admin.is_active = True
+    admin.save()
+    return password
 
 
 def load_demo(*, stdout=None) -> Study:
@@ -193,7 +213,7 @@ def load_demo(*, stdout=None) -> Study:
     from annotation.quality import quality_items_seed_from_rubric
 
     quality_items_seed_from_rubric(study=study)
-    _ensure_users()
+    _ensure_groups()
     demo_writing_enable(study)
     return study
 

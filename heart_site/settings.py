@@ -10,6 +10,7 @@ from pathlib import Path
 
 import environ
 from celery.schedules import crontab
+from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
@@ -40,7 +41,11 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # After whitenoise (static files keep their long cache): no-store, Permissions-Policy and
+    # the friendly error pages on everything the views answer.
+    "heart_site.middleware.SafeResponseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -63,6 +68,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.csp",
             ],
         },
     },
@@ -72,7 +78,12 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
 }
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+# The health check runs at each request's first query; our PostgreSQL backend answers it
+# without a round trip (a readable idle socket means the server hung up), so a restarted
+# PostgreSQL is noticed and reconnected before the request uses the dead connection.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "heart_site.pgbackend"
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several demo processes (web + eager tasks) share one file: wait instead of failing.
     DATABASES["default"]["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
@@ -81,14 +92,33 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:
+    # Redis is a cache, never a dependency: when it is unreachable every cache call degrades to
+    # a miss after a short timeout (django-redis IGNORE_EXCEPTIONS) and the page still works.
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {
+                "IGNORE_EXCEPTIONS": True,
+                "SOCKET_CONNECT_TIMEOUT": env.float("REDIS_CONNECT_TIMEOUT", default=0.25),
+                "SOCKET_TIMEOUT": env.float("REDIS_TIMEOUT", default=0.25),
+            },
+        }
     }
-SESSION_ENGINE = (
-    "django.contrib.sessions.backends.cached_db"
-    if REDIS_URL
-    else ("django.contrib.sessions.backends.db")
-)
+    DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
+# Sessions (study admins, writers) live in the database: they survive a Redis outage, and a
+# logout cannot be undone by a stale cache entry. Raters have no session at all: a signed
+# cookie names them (annotation/access.py), so their round trip reads no session.
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
+
+# Rate limits (django-ratelimit, on the default cache: Redis when REDIS_URL is set). They fail
+# open when the cache is unreachable: raters keep working, the limit returns with Redis.
+RATELIMIT_FAIL_OPEN = True
+RATELIMIT_IP_META_KEY = env.str("RATELIMIT_IP_META_KEY", default="") or None
+RATER_CREATE_RATE = env.str("RATER_CREATE_RATE", default="30/h")  # new raters per client
+RATER_ENTRY_RATE = env.str("RATER_ENTRY_RATE", default="120/m")  # entry-link visits per client
+LOGIN_RATE_PER_CLIENT = env.str("LOGIN_RATE_PER_CLIENT", default="10/5m")  # failed-or-not posts
+LOGIN_RATE_PER_USERNAME = env.str("LOGIN_RATE_PER_USERNAME", default="10/15m")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -124,6 +154,25 @@ SECURE_HSTS_PRELOAD = not DEBUG
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# No inline script or style anywhere (the admin uses Django's nonces): 'unsafe-inline' is never
+# needed. htmx's own indicator style is switched off in templates/_base.html.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF, CSP.NONCE],
+    "img-src": [CSP.SELF, "data:"],
+    "font-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
+PERMISSIONS_POLICY = (
+    "accelerometer=(), camera=(), geolocation=(), gyroscope=(), magnetometer=(), "
+    "microphone=(), payment=(), usb=(), interest-cohort=()"
+)
+CSRF_FAILURE_VIEW = "heart_site.errors.csrf_failure"
 if env.bool("USE_X_FORWARDED_PROTO", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
@@ -158,7 +207,11 @@ CELERY_TASK_ROUTES = {
     "annotation.tasks.llm_*": {"queue": "llm"},
     "ranking.tasks.*": {"queue": "refit"},
 }
+# Publishing fails fast when the broker is unreachable (heart_site.enqueue then keeps the task
+# in the database and beat sends it once the broker is back).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2}
 CELERY_BEAT_SCHEDULE = {
+    "deferred-tasks": {"task": "heart_site.tasks.deferred_tasks_send", "schedule": 60.0},
     "nightly-refit": {
         "task": "ranking.tasks.refit_all_studies",
         "schedule": crontab(hour=env.int("REFIT_HOUR_UTC", default=3), minute=0),

@@ -26,3 +26,9 @@ DATABASES["default"]["CONN_MAX_AGE"] = 0
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
 WHITENOISE_AUTOREFRESH = True
 WHITENOISE_USE_FINDERS = True
+# Tests create many raters and log in often from one address: the limits are tested by
+# tests/annotation/test_abuse.py with their own small rates.
+RATER_CREATE_RATE = "100000/m"
+RATER_ENTRY_RATE = "100000/m"
+LOGIN_RATE_PER_CLIENT = "100000/m"
+LOGIN_RATE_PER_USERNAME = "100000/m"

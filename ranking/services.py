@@ -405,9 +405,12 @@ def snapshot_refit_study(*, study_id: int, trigger: str) -> list[LeaderboardSnap
 
 def snapshot_request_refit(*, study: Study, trigger: str = RefitTrigger.MANUAL) -> None:
     """Queue a refit once the surrounding transaction commits (the admin page's button)."""
+    from heart_site.enqueue import enqueue
+
     from .tasks import refit_study
 
-    transaction.on_commit(lambda: refit_study.delay(study.pk, trigger))
+    # Never fails the click: with the broker down the refit waits in the database (beat).
+    transaction.on_commit(lambda: enqueue(refit_study, study.pk, trigger))
 
 
 # --------------------------------------------------------------------------- pages

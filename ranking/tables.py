@@ -6,6 +6,8 @@ import csv
 import io
 from collections.abc import Callable, Iterable
 
+from completions.csv_safe import safe_row
+
 AXES = ("H", "E", "A", "R", "T")
 
 
@@ -170,5 +172,5 @@ def to_csv(name: str, result: dict) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     for row in TABLES[name](result):
-        writer.writerow(["" if value is None else value for value in row])
+        writer.writerow(safe_row("" if value is None else value for value in row))
     return buffer.getvalue()

@@ -6,7 +6,7 @@ Public services (keyword-only, transactional) are re-exported here:
 
 from __future__ import annotations
 
-from .assignments import assignment_next
+from .assignments import assignment_keepalive, assignment_next
 from .common import HUMAN_STRENGTH_MAX, SCALE, AssignmentNotFound, SubmitResult
 from .judgments import (
     axes_to_canonical,
@@ -14,12 +14,28 @@ from .judgments import (
     judgment_submit,
     judgment_submit_and_next,
 )
-from .raters import rater_consent, rater_enter, rater_finish, rater_set_exclusion
+from .raters import (
+    ProlificMismatch,
+    StudyFull,
+    active_rater_count,
+    prolific_rater_resumable,
+    rater_consent,
+    rater_enter,
+    rater_finish,
+    rater_join,
+    rater_set_exclusion,
+)
 
 __all__ = [
     "HUMAN_STRENGTH_MAX",
     "SCALE",
     "AssignmentNotFound",
+    "ProlificMismatch",
+    "StudyFull",
+    "active_rater_count",
+    "assignment_keepalive",
+    "prolific_rater_resumable",
+    "rater_join",
     "SubmitResult",
     "assignment_next",
     "axes_to_canonical",

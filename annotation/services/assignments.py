@@ -28,16 +28,43 @@ from django.utils import timezone
 from completions.models import Completion, DialogueContext
 
 from ..models import Assignment, Pair, QualityCheckItem, Rater
-from ..selectors import ITEM_RELATED, quality_item_count, queue_plan, rater_queue_state
-from .common import model_insert
+from ..selectors import (
+    ITEM_RELATED,
+    per_context_limit,
+    quality_item_count,
+    queue_plan,
+    rater_queue_state,
+)
+from .common import insert_statement, mark_saved, model_insert
 
 CLAIM_ATTEMPTS = 8
 
 
-def assignment_next(*, rater: Rater, now: datetime | None = None) -> Assignment | None:
-    """The rater's current item (resume), else a newly claimed one; None when they are done."""
+def assignment_next(
+    *, rater: Rater, now: datetime | None = None, allow_new: bool = True
+) -> Assignment | None:
+    """The rater's current item (resume), else a newly claimed one; None when they are done.
+
+    `allow_new=False` (a paused study) only gives back an item the rater still holds.
+    """
     with transaction.atomic():
-        return _assignment_next(rater=rater, now=now or timezone.now())
+        return _assignment_next(rater=rater, now=now or timezone.now(), allow_new=allow_new)
+
+
+def assignment_keepalive(*, assignment: Assignment, now: datetime | None = None) -> bool:
+    """Extend a running lease while its page is open and the rater active (the heartbeat).
+
+    One conditional UPDATE: only a lease that is still running is extended, so a heartbeat
+    never revives an item that has already gone back to the pool.
+    """
+    now = now or timezone.now()
+    expires = now + timedelta(seconds=assignment.rater.study.lease_seconds)
+    return (
+        Assignment.objects.filter(
+            pk=assignment.pk, status=Assignment.Status.LEASED, lease_expires_at__gt=now
+        ).update(lease_expires_at=expires)
+        == 1
+    )
 
 
 class _Busy:
@@ -47,8 +74,8 @@ class _Busy:
 BUSY = _Busy()
 
 
-def _assignment_next(*, rater: Rater, now: datetime, may_wait: bool = True):
-    """Assignment, None (done) or BUSY (only when `may_wait` is False).
+def _assignment_next(*, rater: Rater, now: datetime, may_wait: bool = True, allow_new: bool = True):
+    """Assignment, None (done, or nothing new allowed) or BUSY (only when `may_wait` is False).
 
     A transaction that already holds a pair lock (the submit of the round trip) must not wait
     for another pair's lock: two raters could each wait for the other's pair (a deadlock).
@@ -59,10 +86,14 @@ def _assignment_next(*, rater: Rater, now: datetime, may_wait: bool = True):
         current.rater = rater
         if current.lease_expires_at > now:
             return current
+        if not allow_new:
+            return None
         if not may_wait:
             return BUSY  # renewing locks a pair
         if (renewed := _lease_renew(assignment=current, now=now)) is not None:
             return renewed
+    if not allow_new:
+        return None
     study = rater.study
     progress = state.progress
     plan = queue_plan(study=study, rater=rater, n_quality_items=quality_item_count(study=study))
@@ -159,6 +190,10 @@ WHERE p.study_id = %s AND p.n_judgments < p.quota {excluded}
     WHERE l.pair_id = p.id AND l.status = 'leased' AND l.lease_expires_at > %s
   ) < p.quota
   AND NOT EXISTS (SELECT 1 FROM {assignment} h WHERE h.rater_id = %s AND h.pair_id = p.id)
+  AND p.context_id NOT IN (
+    SELECT hp.context_id FROM {assignment} h JOIN {pair} hp ON hp.id = h.pair_id
+    WHERE h.rater_id = %s GROUP BY hp.context_id HAVING COUNT(*) >= %s
+  )
 ORDER BY p.n_judgments
 LIMIT 1 {lock}
 """
@@ -178,14 +213,23 @@ def _claim_candidate(*, rater: Rater, now: datetime, excluded: list[int], wait: 
     with connection.cursor() as cursor:
         cursor.execute(
             sql,
-            [rater.study_id, *excluded, connection.ops.adapt_datetimefield_value(now), rater.pk],
+            [
+                rater.study_id,
+                *excluded,
+                connection.ops.adapt_datetimefield_value(now),
+                rater.pk,
+                rater.pk,
+                per_context_limit(study=rater.study),
+            ],
         )
         row = cursor.fetchone()
     return row[0] if row else None
 
 
-def _claim_pair(*, rater: Rater, now: datetime, may_wait: bool = True) -> Pair | None | _Busy:
-    """Lock the least-filled pair this rater has not had and that still has room.
+def _claim_pair(
+    *, rater: Rater, now: datetime, position: int, may_wait: bool = True
+) -> Assignment | None | _Busy:
+    """Lease the least-filled pair this rater has not had and that still has room.
 
     SKIP LOCKED lets concurrent raters take different pairs instead of queueing on one; when
     every candidate is locked by others we wait on one (plain FOR UPDATE) rather than
@@ -201,14 +245,14 @@ def _claim_pair(*, rater: Rater, now: datetime, may_wait: bool = True) -> Pair |
             pair_id = _claim_candidate(rater=rater, now=now, excluded=excluded, wait=True)
         if pair_id is None:
             return None
-        if (pair := _pair_locked_with_room(pair_id=pair_id, now=now)) is not None:
-            return pair
+        if leased := _lease_if_room(rater=rater, pair_id=pair_id, now=now, position=position):
+            return leased
         excluded.append(pair_id)
     return None
 
 
-def _lease(*, rater: Rater, now: datetime, position: int, **item) -> Assignment:
-    assignment = Assignment(
+def _new_lease(*, rater: Rater, now: datetime, position: int, **item) -> Assignment:
+    return Assignment(
         rater=rater,
         position=position,
         shown_left=random.choice("ab"),
@@ -216,14 +260,74 @@ def _lease(*, rater: Rater, now: datetime, position: int, **item) -> Assignment:
         lease_expires_at=now + timedelta(seconds=rater.study.lease_seconds),
         **item,
     )
-    return model_insert(assignment)
+
+
+def _lease(*, rater: Rater, now: datetime, position: int, **item) -> Assignment:
+    return model_insert(_new_lease(rater=rater, now=now, position=position, **item))
+
+
+# The room recheck and the new lease in ONE statement (PostgreSQL): the claim above already
+# holds the pair's row lock, so this statement's fresh snapshot counts every earlier lease; the
+# INSERT runs only if there is room, and the same statement returns what the page shows.
+_LEASE_SQL = """
+WITH room AS (
+  SELECT p.id FROM {pair} p
+  WHERE p.id = %s AND p.n_judgments < p.quota AND p.n_judgments + (
+    SELECT COUNT(*) FROM {assignment} l
+    WHERE l.pair_id = p.id AND l.status = 'leased' AND l.lease_expires_at > %s
+  ) < p.quota
+), leased AS (
+  INSERT INTO {assignment} {columns} SELECT {placeholders} WHERE EXISTS (SELECT 1 FROM room)
+  RETURNING id
+)
+SELECT (SELECT id FROM leased), p.study_id, p.context_id, p.completion_a_id, p.completion_b_id,
+       p.n_judgments, p.quota, c.turns, ca.text, cb.text
+FROM {pair} p
+JOIN {context} c ON c.id = p.context_id
+JOIN {completion} ca ON ca.id = p.completion_a_id
+JOIN {completion} cb ON cb.id = p.completion_b_id
+WHERE p.id = %s
+"""
+
+
+def _lease_if_room(*, rater: Rater, pair_id: int, now: datetime, position: int):
+    """A new lease on the locked pair if it still has room, else None."""
+    if connection.vendor != "postgresql":
+        pair = _pair_locked_with_room(pair_id=pair_id, now=now)
+        return None if pair is None else _lease(rater=rater, now=now, position=position, pair=pair)
+    assignment = _new_lease(rater=rater, now=now, position=position, pair_id=pair_id)
+    table, columns, placeholders, values = insert_statement(assignment, typed=True)
+    sql = _LEASE_SQL.format(
+        pair=Pair._meta.db_table,
+        assignment=table,
+        context=DialogueContext._meta.db_table,
+        completion=Completion._meta.db_table,
+        columns=columns,
+        placeholders=placeholders,
+    )
+    stamp = connection.ops.adapt_datetimefield_value(now)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [pair_id, stamp, *values, pair_id])
+        row = cursor.fetchone()
+    if row is None or row[0] is None:
+        return None
+    leased_id, study_id, context_id, a_id, b_id, n_judgments, quota, turns, text_a, text_b = row
+    assignment.pk = leased_id
+    mark_saved(assignment)
+    assignment.pair = Pair(
+        id=pair_id,
+        study_id=study_id,
+        n_judgments=n_judgments,
+        quota=quota,
+        context=DialogueContext(id=context_id, turns=_json(turns)),
+        completion_a=Completion(id=a_id, text=text_a),
+        completion_b=Completion(id=b_id, text=text_b),
+    )
+    return assignment
 
 
 def _lease_pair(*, rater: Rater, now: datetime, position: int, may_wait: bool = True):
-    pair = _claim_pair(rater=rater, now=now, may_wait=may_wait)
-    if pair is None or pair is BUSY:
-        return pair
-    return _lease(rater=rater, now=now, position=position, pair=pair)
+    return _claim_pair(rater=rater, now=now, position=position, may_wait=may_wait)
 
 
 def _lease_check(*, rater: Rater, now: datetime, position: int) -> Assignment | None:

@@ -35,6 +35,24 @@ class SubmitResult:
         return self.judgment is None
 
 
+def insert_statement(obj: Model, *, typed: bool = False) -> tuple[str, str, str, list]:
+    """(table, "(cols)", placeholders, values) of a new instance, prepared as the ORM would.
+
+    `typed` casts each placeholder to its column type, for an INSERT ... SELECT (where an
+    untyped NULL or string would otherwise be read as text).
+    """
+    meta = obj._meta
+    fields = [f for f in meta.concrete_fields if f is not meta.pk]
+    values = [f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields]
+    qn = connection.ops.quote_name
+    columns = "(" + ", ".join(qn(f.column) for f in fields) + ")"
+    if typed:
+        placeholders = ", ".join(f"%s::{f.cast_db_type(connection)}" for f in fields)
+    else:
+        placeholders = ", ".join(["%s"] * len(fields))
+    return qn(meta.db_table), columns, placeholders, values
+
+
 def model_insert(obj: Model) -> Model:
     """INSERT a new instance with a hand-built statement: the round trip's two creates.
 
@@ -46,16 +64,16 @@ def model_insert(obj: Model) -> Model:
     if not connection.features.can_return_columns_from_insert:
         obj.save(force_insert=True)
         return obj
-    fields = [f for f in meta.concrete_fields if f is not meta.pk]
-    values = [f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields]
-    qn = connection.ops.quote_name
-    sql = (
-        f"INSERT INTO {qn(meta.db_table)} ({', '.join(qn(f.column) for f in fields)}) "
-        f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {qn(meta.pk.column)}"
-    )
+    table, columns, placeholders, values = insert_statement(obj)
+    pk = connection.ops.quote_name(meta.pk.column)
+    sql = f"INSERT INTO {table} {columns} VALUES ({placeholders}) RETURNING {pk}"
     with connection.cursor() as cursor:
         cursor.execute(sql, values)
         obj.pk = cursor.fetchone()[0]
+    mark_saved(obj)
+    return obj
+
+
+def mark_saved(obj: Model) -> None:
     obj._state.adding = False
     obj._state.db = connection.alias
-    return obj

@@ -9,7 +9,14 @@ from django.utils import timezone
 
 from ..models import Assignment, Judgment, Pair, QualityCheckItem, Rater
 from .assignments import BUSY, _assignment_next, _pair_has_room, assignment_next
-from .common import HUMAN_STRENGTH_MAX, AssignmentNotFound, SubmitResult, model_insert
+from .common import (
+    HUMAN_STRENGTH_MAX,
+    AssignmentNotFound,
+    SubmitResult,
+    insert_statement,
+    mark_saved,
+    model_insert,
+)
 
 
 def choice_to_verdict(*, choice: int, shown_left: str) -> tuple[str, int | None]:
@@ -60,6 +67,7 @@ def judgment_submit_and_next(
     axes: dict[str, str] | None = None,
     rationale: str = "",
     now: datetime | None = None,
+    allow_new: bool = True,
 ) -> tuple[SubmitResult, Assignment | None]:
     """The rater's round trip: store the verdict and lease the next item in ONE transaction
     (one commit, i.e. one WAL flush, per round trip: the hot path of the rater pages).
@@ -77,9 +85,9 @@ def judgment_submit_and_next(
             rationale=rationale,
             now=now,
         )
-        following = _assignment_next(rater=rater, now=now, may_wait=False)
+        following = _assignment_next(rater=rater, now=now, may_wait=False, allow_new=allow_new)
     if following is BUSY:
-        following = assignment_next(rater=rater)
+        following = assignment_next(rater=rater, allow_new=allow_new)
     return result, following
 
 
@@ -102,6 +110,15 @@ def _judgment_submit(
     """
     if assignment.rater_id != rater.pk:
         raise AssignmentNotFound(assignment.token)
+    if _can_submit_in_one_statement(assignment=assignment, now=now):
+        return _submit_in_one_statement(
+            rater=rater,
+            assignment=assignment,
+            choice=choice,
+            axes=axes,
+            rationale=rationale,
+            now=now,
+        )
     if not _claim_assignment(assignment_id=assignment.pk, now=now):
         stored = Judgment.objects.filter(assignment_id=assignment.pk).first()
         return SubmitResult(judgment=stored, created=False)
@@ -122,6 +139,80 @@ def _judgment_submit(
         from ..quality import rater_quality_update
 
         rater_quality_update(rater=rater, with_timing=False)
+    return SubmitResult(judgment=judgment, created=True)
+
+
+def _can_submit_in_one_statement(*, assignment: Assignment, now: datetime) -> bool:
+    """The common case: a real pair under a running lease (its place in the quota is held)."""
+    return (
+        connection.vendor == "postgresql"  # data-modifying CTEs
+        and assignment.pair_id is not None
+        and assignment.status == Assignment.Status.LEASED
+        and assignment.lease_expires_at > now
+    )
+
+
+# Claim the assignment, count the pair and insert the judgment in ONE statement (one round trip
+# instead of three). Each step runs only if the one before it changed a row; the SELECT says
+# which did, so a replay (nothing claimed) and a full pair (claimed, not counted) are told apart.
+_SUBMIT_SQL = """
+WITH claimed AS (
+  UPDATE {assignment} SET status = %s, submitted_at = %s
+  WHERE id = %s AND status IN (%s, %s) RETURNING id
+), counted AS (
+  UPDATE {pair} SET n_judgments = n_judgments + 1
+  WHERE id = %s AND n_judgments < quota AND EXISTS (SELECT 1 FROM claimed) RETURNING id
+), inserted AS (
+  INSERT INTO {judgment} {columns} SELECT {placeholders} WHERE EXISTS (SELECT 1 FROM counted)
+  RETURNING id
+)
+SELECT (SELECT id FROM claimed), (SELECT id FROM inserted)
+"""
+
+
+def _submit_in_one_statement(
+    *,
+    rater: Rater,
+    assignment: Assignment,
+    choice: int,
+    axes: dict[str, str],
+    rationale: str,
+    now: datetime,
+) -> SubmitResult:
+    judgment = _judgment_build(
+        rater=rater, assignment=assignment, choice=choice, axes=axes, rationale=rationale, now=now
+    )
+    table, columns, placeholders, values = insert_statement(judgment, typed=True)
+    sql = _SUBMIT_SQL.format(
+        assignment=Assignment._meta.db_table,
+        pair=Pair._meta.db_table,
+        judgment=table,
+        columns=columns,
+        placeholders=placeholders,
+    )
+    status = Assignment.Status
+    params = [
+        status.SUBMITTED.value,
+        connection.ops.adapt_datetimefield_value(now),
+        assignment.pk,
+        status.LEASED.value,
+        status.EXPIRED.value,
+        assignment.pair_id,
+        *values,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        claimed, inserted = cursor.fetchone()
+    if claimed is None:  # a replay or a second tab: the first answer stands
+        stored = Judgment.objects.filter(assignment_id=assignment.pk).first()
+        return SubmitResult(judgment=stored, created=False)
+    if inserted is None:  # claimed but the pair was full (others filled it): as a late submit
+        Assignment.objects.filter(pk=assignment.pk).update(
+            status=Assignment.Status.EXPIRED, submitted_at=None
+        )
+        return SubmitResult(judgment=None, created=False)
+    judgment.pk = inserted
+    mark_saved(judgment)
     return SubmitResult(judgment=judgment, created=True)
 
 
@@ -174,9 +265,30 @@ def _judgment_create(
     rationale: str,
     now: datetime,
 ) -> Judgment:
+    return model_insert(
+        _judgment_build(
+            rater=rater,
+            assignment=assignment,
+            choice=choice,
+            axes=axes,
+            rationale=rationale,
+            now=now,
+        )
+    )
+
+
+def _judgment_build(
+    *,
+    rater: Rater,
+    assignment: Assignment,
+    choice: int,
+    axes: dict[str, str],
+    rationale: str,
+    now: datetime,
+) -> Judgment:
     winner, strength = choice_to_verdict(choice=choice, shown_left=assignment.shown_left)
     item = assignment.quality_item
-    judgment = Judgment(
+    return Judgment(
         study_id=rater.study_id,
         pair_id=assignment.pair_id,
         quality_item=item,
@@ -196,7 +308,6 @@ def _judgment_create(
         passed_check=_check_passed(item=item, choice=choice, winner=winner),
         metadata={"choice": choice},
     )
-    return model_insert(judgment)
 
 
 def _check_passed(*, item: QualityCheckItem | None, choice: int, winner: str) -> bool | None:

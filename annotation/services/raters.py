@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from completions.models import Study
@@ -23,6 +25,14 @@ def _pseudonym(*, study: Study, external_id: str) -> str:
     return "r-" + digest[:16]
 
 
+class StudyFull(Exception):
+    """The study's cap on active raters is reached: no new rater now."""
+
+
+class ProlificMismatch(Exception):
+    """This Prolific id has already started the study from another Prolific session."""
+
+
 def rater_enter(
     *,
     study: Study,
@@ -30,7 +40,10 @@ def rater_enter(
     prolific_study_id: str = "",
     prolific_session_id: str = "",
 ) -> Rater:
-    """A new invitation rater, or the panel rater with this id (a returning one resumes)."""
+    """A new invitation rater, or the panel rater with this id (a returning one resumes).
+
+    No cap, no Prolific check: for imports and tests. The rater pages use `rater_join`.
+    """
     if not external_id:
         return Rater.objects.create(study=study, pseudonym=_pseudonym(study=study, external_id=""))
     rater, _ = Rater.objects.get_or_create(
@@ -44,6 +57,76 @@ def rater_enter(
         },
     )
     return rater
+
+
+def prolific_rater_resumable(
+    *, study: Study, external_id: str, prolific_study_id: str, prolific_session_id: str
+) -> Rater | None:
+    """The existing rater with this Prolific id, if the visit proves it is the same session.
+
+    Prolific sends the same STUDY_ID and SESSION_ID every time a participant reopens their own
+    submission; someone who only knows (or guesses) another participant's PROLIFIC_PID does not
+    have their SESSION_ID. Raises ProlificMismatch when the id exists with other session ids.
+    """
+    rater = Rater.objects.filter(study=study, external_id=external_id).first()
+    if rater is None:
+        return None
+    same = (
+        bool(prolific_session_id)
+        and rater.prolific_session_id == prolific_session_id[:200]
+        and rater.prolific_study_id == prolific_study_id[:200]
+    )
+    if not same:
+        raise ProlificMismatch(external_id)
+    return rater
+
+
+def active_rater_count(*, study: Study, now=None) -> int:
+    """Raters working now: consented, not finished, and holding a lease or seen recently."""
+    from django.db.models import Exists, OuterRef, Q
+
+    from ..models import Assignment
+
+    now = now or timezone.now()
+    recent = now - timedelta(seconds=study.lease_seconds)
+    leasing = Assignment.objects.filter(
+        rater=OuterRef("pk"), status=Assignment.Status.LEASED, lease_expires_at__gt=now
+    )
+    return (
+        Rater.objects.filter(study=study, consented_at__isnull=False, finished_at__isnull=True)
+        .filter(Q(consented_at__gt=recent) | Exists(leasing))
+        .count()
+    )
+
+
+@transaction.atomic
+def rater_join(*, study: Study, prolific: dict | None = None) -> Rater:
+    """A new rater who has just consented, within the study's cap on active raters.
+
+    The study row is locked, so concurrent joins are counted one after the other and the cap
+    holds exactly. `prolific` carries pid / study_id / session_id of a Prolific visit; a
+    participant who joins twice (two tabs) gets the same rater back.
+    """
+    locked = Study.objects.select_for_update().get(pk=study.pk)
+    if prolific:
+        existing = prolific_rater_resumable(
+            study=study,
+            external_id=prolific["pid"],
+            prolific_study_id=prolific["study_id"],
+            prolific_session_id=prolific["session_id"],
+        )
+        if existing is not None:
+            return rater_consent(rater=existing)
+    cap = locked.max_active_raters
+    if cap is not None and active_rater_count(study=locked) >= cap:
+        raise StudyFull(study.slug)
+    rater = rater_enter(
+        study=study,
+        external_id=prolific["pid"] if prolific else "",
+        prolific_study_id=prolific["study_id"] if prolific else "",
+        prolific_session_id=prolific["session_id"] if prolific else "",
+    )
+    return rater_consent(rater=rater)
 
 
 def rater_consent(*, rater: Rater) -> Rater:

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 
 from annotation.models import Judgment, Pair, QualityCheckItem
 from completions.models import Completion, DialogueContext, System
-from heart_site.demo import DEMO_ADMIN, load_demo
+from heart_site.demo import DEMO_ADMIN_USERNAME, demo_admin_ensure, load_demo
 
 pytestmark = pytest.mark.django_db
 
@@ -32,12 +32,13 @@ def test_the_demo_loads_labelled_demo_data_and_a_second_run_changes_nothing():
 
 def test_the_demo_admin_can_log_in_and_the_rater_link_answers(client):
     study = load_demo()
-    username, password = DEMO_ADMIN
-    assert get_user_model().objects.get(username=username).is_superuser
+    assert demo_admin_ensure() is None  # the test database is not the embedded demo one
+    password = demo_admin_ensure(force=True)
+    assert get_user_model().objects.get(username=DEMO_ADMIN_USERNAME).is_superuser
     entry = client.get(f"/r/{study.invite_token}/", follow=True)
     assert entry.status_code == 200
     assert entry.redirect_chain[-1][0].endswith("/consent/")
-    assert client.login(username=username, password=password)
+    assert client.login(username=DEMO_ADMIN_USERNAME, password=password)
     assert client.get("/admin/completions/study/").status_code == 200
     assert client.get(f"/studio/{study.slug}/leaderboard/").status_code == 200
 

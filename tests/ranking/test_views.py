@@ -77,13 +77,11 @@ def test_users_who_are_not_study_admins_get_403_everywhere(client, built, is_sta
 
 
 def test_a_signed_in_rater_without_an_account_is_not_let_in(client, built):
-    from annotation.access import SESSION_KEY
+    from annotation.access import RATER_COOKIE, rater_cookie_value
     from annotation.models import Rater
 
     rater = Rater.objects.filter(study=built.study, flagged=False).first()
-    session = client.session
-    session[SESSION_KEY] = {str(built.study.pk): rater.pk}  # as annotation.access.rater_login
-    session.save()
+    client.cookies[RATER_COOKIE] = rater_cookie_value([rater.token])  # as rater_login
     for method, url in _urls("known"):
         assert getattr(client, method)(url).status_code in (302, 403), url
     assert not LeaderboardSnapshot.objects.exists()

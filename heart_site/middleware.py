@@ -1,0 +1,49 @@
+"""Response headers every page gets, and friendly error pages instead of bare or debug ones."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.utils.cache import add_never_cache_headers
+
+from .errors import friendly_error
+
+# Responses a browser may keep: the static files (served by whitenoise before this middleware)
+# and nothing else. Rater pages, studio pages and data downloads are all private and change.
+FRIENDLY_STATUSES = (400, 403, 404, 405, 500)
+
+
+class SafeResponseMiddleware:
+    """`Cache-Control: no-store` and Permissions-Policy on every answer; friendly error pages.
+
+    - no-store: the back button and a second tab fetch the page again instead of showing an
+      item that was already answered (issue 7), and private data never sits in a cache;
+    - a 405 (e.g. a submit URL opened directly) gets a page instead of an empty body;
+    - with DEBUG on (the demo), Django's debug pages are shown to staff only: raters, who
+      have no account, get the same friendly pages as in production.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if response.status_code in FRIENDLY_STATUSES and self._replace(request, response):
+            response = friendly_error(request, response.status_code)
+        add_never_cache_headers(response)  # no-cache, no-store, must-revalidate, private
+        response.headers.setdefault("Permissions-Policy", settings.PERMISSIONS_POLICY)
+        return response
+
+    @staticmethod
+    def _replace(request: HttpRequest, response: HttpResponse) -> bool:
+        if getattr(response, "heart_friendly", False):
+            return False
+        content_type = response.headers.get("Content-Type", "")
+        if response.status_code == 405:
+            return not response.content or content_type.startswith("text/html")
+        if not settings.DEBUG or not content_type.startswith("text/html"):
+            return False
+        user = getattr(request, "user", None)
+        return not (user is not None and user.is_authenticated and user.is_staff)

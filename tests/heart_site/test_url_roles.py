@@ -1,0 +1,202 @@
+"""Every URL the resolver knows, as every kind of visitor: the expected status for each.
+
+The walk reads `get_resolver().url_patterns`, so a new page is covered without editing this
+test; it fails for a view that does not declare its role (`heart_role`, set by
+`completions.access.study_admin_required`, `annotation.views.rater_required` or
+`completions.access.role(...)`; DRF views: a class attribute) and for a URL keyword this test
+cannot fill: add it to KWARGS (by keyword name) or URL_KWARGS (by URL name) below.
+Django's own admin (`/admin/...`, with its own permission system) is left out, except the
+login, which is ours (throttled).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.cache import cache
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from annotation.access import RATER_COOKIE, rater_cookie_value
+from annotation.services import assignment_next, rater_join
+from completions.access import STUDY_ADMINS, WRITERS
+from tests.annotation.rater_data import build_study
+
+pytestmark = pytest.mark.django_db
+
+# URL keyword -> its value in the fixture study (a callable of the fixture dict).
+KWARGS = {
+    "slug": lambda f: f["study"].slug,
+    "invite_token": lambda f: f["study"].invite_token,
+    "token": lambda f: f["assignment"].token,
+    "pseudonym": lambda f: f["rater"].pseudonym,
+}
+# Per URL name, for keywords whose value depends on the page (e.g. which plot).
+URL_KWARGS = {
+    "ranking:plot": {"name": "forest", "fmt": "svg"},
+    "ranking:table": {"name": "leaderboard"},
+}
+ROLES = ("anonymous", "rater", "writer", "user", "staff", "study_admin")
+# Who may use a page of each declared role (besides everyone for "public").
+ALLOWED = {
+    "public": set(ROLES),
+    "rater": {"rater"},
+    "writer": {"writer"},
+    "labeller": set(),  # no labeller accounts exist yet: nobody here may pass
+    "study_admin": {"study_admin"},
+}
+# Our own pages under admin/ (the rest of admin/ is Django's, with its own permissions).
+OWN_ADMIN_PAGES = {"admin_login_throttled"}
+
+
+@dataclass(frozen=True)
+class Route:
+    path: str  # with <kw> placeholders as in the pattern
+    name: str
+    view: object
+    keywords: tuple[str, ...]
+
+    @property
+    def role(self) -> str | None:
+        for candidate in (self.view, getattr(self.view, "cls", None)):
+            candidate = candidate or getattr(self.view, "view_class", None)
+            if candidate is not None and getattr(candidate, "heart_role", None):
+                return candidate.heart_role
+        return getattr(getattr(self.view, "view_class", None), "heart_role", None)
+
+
+def _walk(patterns, prefix: str = "", namespace: str = "") -> Iterator[Route]:
+    for entry in patterns:
+        if isinstance(entry, URLResolver):
+            ns = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
+            if str(entry.pattern) == "admin/" and ns == "admin:":
+                continue  # Django's admin
+            yield from _walk(entry.url_patterns, prefix + str(entry.pattern), ns)
+        elif isinstance(entry, URLPattern):
+            yield Route(
+                path=prefix + str(entry.pattern),
+                name=f"{namespace}{entry.name}" if entry.name else "",
+                view=entry.callback,
+                keywords=tuple(entry.pattern.converters),
+            )
+
+
+def routes() -> list[Route]:
+    found = list(_walk(get_resolver().url_patterns))
+    return [r for r in found if not r.path.startswith("admin/") or r.name in OWN_ADMIN_PAGES]
+
+
+def _fill(route: Route, fixture: dict) -> str:
+    import re
+
+    values = dict(URL_KWARGS.get(route.name, {}))
+    for keyword in route.keywords:
+        if keyword in values:
+            continue
+        if keyword not in KWARGS:
+            pytest.fail(
+                f"URL {route.name or route.path!r}: no value for the keyword {keyword!r}; "
+                "add it to KWARGS or URL_KWARGS in tests/heart_site/test_url_roles.py"
+            )
+        values[keyword] = KWARGS[keyword](fixture)
+
+    def value(match: re.Match) -> str:
+        return str(values[match.group(1)])
+
+    path = re.sub(r"<(?:[a-z_]+:)?([A-Za-z_][A-Za-z0-9_]*)>", value, route.path)
+    if path.startswith("^") or "(?P<" in path:
+        pytest.fail(f"URL {route.name!r}: regex patterns are not supported by this walk")
+    return "/" + path
+
+
+@pytest.fixture
+def fixture() -> dict:
+    cache.clear()
+    study = build_study(quality_check_rate=0)
+    rater = rater_join(study=study)
+    assignment = assignment_next(rater=rater)
+    return {"study": study, "rater": rater, "assignment": assignment}
+
+
+def _client(role: str, fixture: dict) -> Client:
+    client = Client()
+    if role == "anonymous":
+        return client
+    if role == "rater":
+        client.cookies[RATER_COOKIE] = rater_cookie_value([fixture["rater"].token])
+        return client
+    User = get_user_model()
+    if role == "study_admin":
+        user = User.objects.create_superuser("walk-admin", "a@example.org", "pw")
+    else:
+        user = User.objects.create_user(f"walk-{role}", password="pw", is_staff=role == "staff")
+    if role == "writer":
+        user.groups.add(Group.objects.get_or_create(name=WRITERS)[0])
+    client.force_login(user)
+    return client
+
+
+def _request(client: Client, url: str):
+    """GET, or POST when the view takes only POST (an empty form: it must refuse politely)."""
+    response = client.get(url)
+    if response.status_code == 405:
+        response = client.post(url, {}, HTTP_HX_REQUEST="true")
+    return response
+
+
+def test_every_view_declares_its_role():
+    missing = [r.name or r.path for r in routes() if r.role not in ALLOWED]
+    assert not missing, f"views without a (known) heart_role: {missing}"
+
+
+def test_the_walk_sees_the_pages_of_every_area():
+    names = {r.name for r in routes()}
+    assert {"healthz", "annotation:submit", "annotation:raters", "ranking:leaderboard"} <= names
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_url_answers_each_role_as_expected(role, fixture):
+    Group.objects.get_or_create(name=STUDY_ADMINS)
+    client = _client(role, fixture)
+    wrong = []
+    for route in routes():
+        url = _fill(route, fixture)
+        response = _request(client, url)
+        status = response.status_code
+        if status >= 500:
+            wrong.append((url, status, "server error"))
+        elif role in ALLOWED.get(route.role, set()):
+            # Allowed: never refused. A POST with an empty form may say 400 (bad input).
+            if status in (401, 403, 404, 405, 429):
+                wrong.append((url, status, f"{role} refused on a {route.role} page"))
+        elif route.role == "rater":
+            # The rater's door (entry, consent) is open to all; everything else sends a
+            # stranger to the consent page or answers 404 for an item token not theirs.
+            if status not in (200, 302, 403, 404):
+                wrong.append((url, status, "unexpected for a non-rater"))
+            if status == 200 and route.name not in ("annotation:entry", "annotation:consent"):
+                wrong.append((url, status, "a rater page served to a non-rater"))
+        else:
+            denied = status in (401, 403) or (
+                status == 302 and "/login/" in response.get("Location", "")
+            )
+            if not denied:
+                wrong.append((url, status, f"{role} let into a {route.role} page"))
+    assert not wrong, wrong
+
+
+def test_the_walk_flags_a_view_without_a_role_and_an_unknown_keyword():
+    from django.http import HttpResponse
+    from django.urls import path
+
+    def undeclared(request, mystery):
+        return HttpResponse()
+
+    found = list(_walk([path("x/<str:mystery>/", undeclared, name="x")]))
+    assert [r.role for r in found] == [None]
+    with pytest.raises(pytest.fail.Exception, match="no value for the keyword 'mystery'"):
+        _fill(found[0], {})
