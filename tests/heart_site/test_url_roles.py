@@ -24,6 +24,13 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from annotation.access import RATER_COOKIE, rater_cookie_value
 from annotation.services import assignment_next, rater_join
 from completions.access import STUDY_ADMINS, WRITERS
+from completions.writing.services import (
+    writer_consent,
+    writer_enter,
+    writing_contexts_open,
+    writing_next,
+    writing_settings,
+)
 from tests.annotation.rater_data import build_study
 
 pytestmark = pytest.mark.django_db
@@ -39,6 +46,14 @@ KWARGS = {
 URL_KWARGS = {
     "ranking:plot": {"name": "forest", "fmt": "svg"},
     "ranking:table": {"name": "leaderboard"},
+}
+# Per URL namespace, for keywords whose value depends on the area (writer links, texts).
+NAMESPACE_KWARGS = {
+    "writing": {
+        "invite_token": lambda f: f["writing_settings"].invite_token,
+        "token": lambda f: f["writing"].token,
+    },
+    "writers": {"token": lambda f: f["writing"].token},
 }
 ROLES = ("anonymous", "rater", "writer", "user", "staff", "study_admin")
 # Who may use a page of each declared role (besides everyone for "public").
@@ -94,8 +109,12 @@ def _fill(route: Route, fixture: dict) -> str:
     import re
 
     values = dict(URL_KWARGS.get(route.name, {}))
+    by_area = NAMESPACE_KWARGS.get(route.name.partition(":")[0], {})
     for keyword in route.keywords:
         if keyword in values:
+            continue
+        if keyword in by_area:
+            values[keyword] = by_area[keyword](fixture)
             continue
         if keyword not in KWARGS:
             pytest.fail(
@@ -119,7 +138,21 @@ def fixture() -> dict:
     study = build_study(quality_check_rate=0)
     rater = rater_join(study=study)
     assignment = assignment_next(rater=rater)
-    return {"study": study, "rater": rater, "assignment": assignment}
+    ws = writing_settings(study)
+    ws.enabled = True
+    ws.save(update_fields=["enabled"])
+    writing_contexts_open(study=study)
+    writer_user = get_user_model().objects.create_user("walk-writer", password="pw")
+    writer_user.groups.add(Group.objects.get_or_create(name=WRITERS)[0])
+    writer = writer_consent(writer=writer_enter(study=study, user=writer_user))
+    return {
+        "study": study,
+        "rater": rater,
+        "assignment": assignment,
+        "writing_settings": ws,
+        "writer_user": writer_user,
+        "writing": writing_next(writer=writer),
+    }
 
 
 def _client(role: str, fixture: dict) -> Client:
@@ -130,12 +163,13 @@ def _client(role: str, fixture: dict) -> Client:
         client.cookies[RATER_COOKIE] = rater_cookie_value([fixture["rater"].token])
         return client
     User = get_user_model()
+    if role == "writer":
+        client.force_login(fixture["writer_user"])
+        return client
     if role == "study_admin":
         user = User.objects.create_superuser("walk-admin", "a@example.org", "pw")
     else:
         user = User.objects.create_user(f"walk-{role}", password="pw", is_staff=role == "staff")
-    if role == "writer":
-        user.groups.add(Group.objects.get_or_create(name=WRITERS)[0])
     client.force_login(user)
     return client
 
@@ -173,13 +207,14 @@ def test_every_url_answers_each_role_as_expected(role, fixture):
             # Allowed: never refused. A POST with an empty form may say 400 (bad input).
             if status in (401, 403, 404, 405, 429):
                 wrong.append((url, status, f"{role} refused on a {route.role} page"))
-        elif route.role == "rater":
-            # The rater's door (entry, consent) is open to all; everything else sends a
-            # stranger to the consent page or answers 404 for an item token not theirs.
+        elif route.role in ("rater", "writer"):
+            # The door (entry, consent) is open to all (crowd raters and writers come by link);
+            # everything else sends a stranger to the consent page or answers 404 for an item
+            # or text token not theirs.
             if status not in (200, 302, 403, 404):
-                wrong.append((url, status, "unexpected for a non-rater"))
-            if status == 200 and route.name not in ("annotation:entry", "annotation:consent"):
-                wrong.append((url, status, "a rater page served to a non-rater"))
+                wrong.append((url, status, f"unexpected for a non-{route.role}"))
+            if status == 200 and route.name.partition(":")[2] not in ("entry", "consent"):
+                wrong.append((url, status, f"a {route.role} page served to a stranger"))
         else:
             denied = status in (401, 403) or (
                 status == 302 and "/login/" in response.get("Location", "")
