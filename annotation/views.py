@@ -10,12 +10,12 @@ from functools import wraps
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from completions.access import access_study_for_admin, role, study_admin_required
+from completions.access import role
 
 from .access import (
     access_assignment_for_rater,
@@ -25,8 +25,8 @@ from .access import (
 )
 from .forms import ConsentForm, JudgmentForm, judgment_form_view
 from .models import Assignment, Rater
-from .quality import rubric_rows, study_quality_update
-from .selectors import item_view, quality_item_count, queue_plan, rater_stats, study_progress
+from .quality import rubric_rows
+from .selectors import item_view, quality_item_count, queue_plan
 from .services import (
     SCALE,
     AssignmentNotFound,
@@ -35,7 +35,6 @@ from .services import (
     rater_consent,
     rater_enter,
     rater_finish,
-    rater_set_exclusion,
 )
 
 # An admin's exclusion decision: exclude, include, or follow the automatic flag again.
@@ -197,41 +196,3 @@ def _render_item(
     }
     template = "annotation/item.html#item" if request.htmx else "annotation/item.html"
     return render(request, template, context)
-
-
-# --- Study admin: rater quality ----------------------------------------------------------
-
-
-@study_admin_required
-def raters(request: HttpRequest, slug: str) -> HttpResponse:
-    study = access_study_for_admin(request.user, slug)
-    return render(
-        request,
-        "annotation/raters.html",
-        {
-            "study": study,
-            "stats": rater_stats(study=study),
-            "progress": study_progress(study=study),
-        },
-    )
-
-
-@require_POST
-@study_admin_required
-def rater_exclusion(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
-    study = access_study_for_admin(request.user, slug)
-    rater = get_object_or_404(Rater, study=study, pseudonym=pseudonym)
-    action = request.POST.get("action", "")
-    if action not in EXCLUSION_ACTIONS:
-        return HttpResponse("Unknown action.", status=400)
-    rater_set_exclusion(rater=rater, override=EXCLUSION_ACTIONS[action])
-    return redirect("annotation:raters", slug=study.slug)
-
-
-@require_POST
-@study_admin_required
-def raters_reflag(request: HttpRequest, slug: str) -> HttpResponse:
-    study = access_study_for_admin(request.user, slug)
-    flagged = study_quality_update(study=study)
-    messages.info(request, f"Quality flags recomputed: {flagged} rater(s) flagged.")
-    return redirect("annotation:raters", slug=study.slug)
