@@ -76,7 +76,8 @@ class StudyEditForm(StudyForm):
 class UploadForm(forms.Form):
     kind = forms.ChoiceField(label="What the file holds", choices=ImportKind.choices)
     file = forms.FileField(
-        label="File", help_text="ESConv JSON, or JSON Lines in the formats the README describes."
+        label="File to upload",
+        help_text="ESConv JSON, or JSON Lines in the formats the README describes.",
     )
 
     def clean_file(self):
