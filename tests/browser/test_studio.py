@@ -165,3 +165,18 @@ def test_a_new_admin_runs_a_study_from_the_browser(browser, live_server, admin_u
     rows = list(csv.DictReader(io.StringIO(text)))
     assert len(rows) == 3 and {r["context_id"] for r in rows} <= {"ctx-0", "ctx-1", "ctx-2"}
     context.close()
+
+
+def test_the_leaderboard_and_history_fit_a_phone(page, admin_user, postgres):
+    from tests.ranking.study_builder import add_known_verdicts, build_study
+
+    built = build_study(slug="phone-board")
+    add_known_verdicts(built)
+    _sign_in(page)
+    for path in ["/studio/phone-board/leaderboard/", "/studio/phone-board/leaderboard/history/"]:
+        page.goto(path)
+        assert_accessible(page)
+        _fits_the_screen(page)
+    page.goto("/studio/phone-board/leaderboard/")
+    page.get_by_role("button", name="Refit now").first.click()
+    expect(page.get_by_text("Refit done")).to_be_visible()
