@@ -24,12 +24,14 @@ GROUPS = {
         "axis_marks",
         "rationale_required",
         "rationale_max_chars",
+        "pause_lets_finish",
+        "completion_code",
         "prolific_redirect_url",
         "consent_text",
         "instructions",
     ],
     "Writers": ["writers_per_context", "writer_max_words"],
-    "Quality control": ["quality_check_rate", "pause_lets_finish"],
+    "Quality control": ["quality_check_rate"],
     "Pair design": ["pair_design", "pairs_per_context", "pair_seed"],
 }
 
