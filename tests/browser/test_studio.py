@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 from annotation.models import Judgment, Pair
 from completions.access import STUDY_ADMINS
 from completions.models import Study
+from heart_site.models import ImportJob
 from tests.conftest import DESKTOP, assert_accessible
 from tests.studio.files import completions_jsonl, contexts_jsonl
 
@@ -47,10 +48,16 @@ def test_every_studio_page_is_accessible_and_fits_the_screen(page, admin_user):
     from tests.annotation.rater_data import build_study
 
     study = build_study(slug="axe-study", n_contexts=2)
+    done = ImportJob.objects.create(
+        study=study, kind="contexts", filename="c.jsonl", status="done",
+        report=["lines read: 2", "contexts created: 2"],
+    )  # fmt: skip
+    ImportJob.objects.create(study=study, kind="completions", filename="m.jsonl", stage="waiting")
     _sign_in(page)
-    for path in ["/", "/studio/new/", "/studio/axe-study/", "/studio/axe-study/settings/",
-                 "/studio/axe-study/material/", "/studio/axe-study/pairs/",
-                 "/studio/axe-study/raters/"]:  # fmt: skip
+    base = "/studio/axe-study/"
+    paths = ["/", "/studio/new/", base, f"{base}settings/", f"{base}material/", f"{base}pairs/",
+             f"{base}raters/", f"{base}material/imports/{done.pk}/"]  # fmt: skip
+    for path in paths:
         response = page.goto(path)
         assert response.status == 200, path
         assert_accessible(page)

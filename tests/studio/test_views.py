@@ -96,6 +96,8 @@ def test_creating_a_study_groups_settings_as_in_the_paper_and_rejects_bad_values
         "quality_check_rate": 1.5,
         "pair_design": "all",
         "pair_seed": 0,
+        "completion_code": "C0DE1234",
+        "pause_lets_finish": "on",
     }
     refused = admin_client.post(reverse("studio:new"), data)
     assert refused.status_code == 200 and not Study.objects.filter(slug="pilot").exists()
@@ -105,7 +107,8 @@ def test_creating_a_study_groups_settings_as_in_the_paper_and_rejects_bad_values
     assert response.status_code == 302 and response.url == "/studio/pilot/"
     pilot = Study.objects.get(slug="pilot")
     assert pilot.judgments_per_pair == 3 and pilot.rater_entry == "prolific"
-    assert pilot.rationale_max_chars == 500
+    assert pilot.rationale_max_chars == 500 and pilot.completion_code == "C0DE1234"
+    assert pilot.pause_lets_finish is True
 
 
 def test_the_hub_counts_and_points_at_the_next_step(upload, admin_client, study):
