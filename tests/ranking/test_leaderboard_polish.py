@@ -50,6 +50,9 @@ def test_a_correlation_that_cannot_be_computed_says_why(admin_client):
     html = admin_client.get(reverse("ranking:leaderboard", args=["two"])).content.decode()
     assert "not computed: needs at least 3 systems with both values" in html
     assert "p (BH)" in html and ">0<" not in html.split("Correlations")[1]
+    # One human rater and no LLM judge: the agreement figures say what they need.
+    assert "Fleiss' kappa not computed: it needs pairs judged by at least two humans" in html
+    assert "Human–LLM agreement not computed" in html
 
 
 def test_in_eager_mode_the_refit_message_says_it_is_done(admin_client, settings):
