@@ -98,6 +98,11 @@ def study_checklist(*, study: Study) -> list[ChecklistRow]:
     ]  # fmt: skip
 
 
+def checklist_rows(rows: list[ChecklistRow], *keys: str) -> list[ChecklistRow]:
+    """The rows with these keys, in checklist order (pages show the part that concerns them)."""
+    return [row for row in rows if row.key in keys]
+
+
 def next_step_row(rows: list[ChecklistRow]) -> ChecklistRow | None:
     return next((row for row in rows if not row.done and not row.optional), None)
 

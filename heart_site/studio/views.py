@@ -140,7 +140,13 @@ def material(request: HttpRequest, slug: str) -> HttpResponse:
             "study": study,
             "form": form,
             "jobs": selectors.import_jobs_recent(study=study),
-            "rows": selectors.study_checklist(study=study)[:4],
+            "rows": selectors.checklist_rows(
+                selectors.study_checklist(study=study),
+                "contexts",
+                "systems",
+                "completions",
+                "human_completions",
+            ),
         },
     )
 
@@ -222,7 +228,9 @@ def raters(request: HttpRequest, slug: str) -> HttpResponse:
             "study": study,
             "rows": selectors.rater_rows(study=study),
             "counts": selectors.rater_counts(study=study),
-            "progress": selectors.study_checklist(study=study)[-1],
+            "progress": selectors.checklist_rows(
+                selectors.study_checklist(study=study), "judgments"
+            )[0],
         },
     )
 
