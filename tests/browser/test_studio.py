@@ -44,7 +44,7 @@ def _fits_the_screen(page) -> None:
     assert overflow <= 1, f"the page scrolls sideways by {overflow}px on {page.url}"
 
 
-def test_every_studio_page_is_accessible_and_fits_the_screen(page, admin_user):
+def test_every_studio_page_is_accessible_and_fits_the_screen(page, admin_user, artifacts_dir):
     from tests.annotation.rater_data import build_study
 
     study = build_study(slug="axe-study", n_contexts=2)
@@ -62,6 +62,10 @@ def test_every_studio_page_is_accessible_and_fits_the_screen(page, admin_user):
         assert response.status == 200, path
         assert_accessible(page)
         _fits_the_screen(page)
+        name = path.strip("/").replace("/", "-") or "home"
+        page.screenshot(
+            path=str(artifacts_dir / f"{name}-{page.viewport_name}.png"), full_page=True
+        )
     assert study.slug in page.url
 
 
