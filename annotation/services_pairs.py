@@ -46,28 +46,15 @@ def pairs_design(
     `per_context` pairs. Pairs are canonical with quota = study.judgments_per_pair.
     """
     design = design or study.pair_design
-    contexts = _completions_by_context(study)
-    existing = _existing_pairs(study)
+    contexts, existing, planned = pairs_plan(
+        study=study, design=design, per_context=per_context, seed=seed
+    )
     report = PairDesignReport(
         design=design,
         contexts=len(contexts),
         already_present=sum(len(p) for p in existing.values()),
     )
     report.skipped_contexts = sum(len(items) < 2 for items in contexts.values())
-    if design == "all":
-        planned = pair_design.design_all(contexts)
-    elif design == "balanced":
-        per_context = per_context or study.pairs_per_context
-        if not per_context:
-            raise ValueError("a balanced design needs pairs per context (study or argument)")
-        planned = pair_design.design_balanced(
-            contexts,
-            per_context=per_context,
-            seed=study.pair_seed if seed is None else seed,
-            existing=existing,
-        )
-    else:
-        raise ValueError(f"unknown pair design {design!r} (all or balanced)")
     new = [
         Pair(
             study=study,
@@ -83,6 +70,37 @@ def pairs_design(
     Pair.objects.bulk_create(new, batch_size=2000)
     report.created = len(new)
     return report
+
+
+def pairs_plan(
+    *,
+    study: Study,
+    design: str | None = None,
+    per_context: int | None = None,
+    seed: int | None = None,
+) -> tuple[dict, dict, dict]:
+    """(completions per context, stored pairs per context, planned pairs per context).
+
+    Writes nothing: the studio previews this before `pairs_design` stores the new pairs.
+    """
+    design = design or study.pair_design
+    contexts = _completions_by_context(study)
+    existing = _existing_pairs(study)
+    if design == "all":
+        planned = pair_design.design_all(contexts)
+    elif design == "balanced":
+        per_context = per_context or study.pairs_per_context
+        if not per_context:
+            raise ValueError("a balanced design needs pairs per context (study or argument)")
+        planned = pair_design.design_balanced(
+            contexts,
+            per_context=per_context,
+            seed=study.pair_seed if seed is None else seed,
+            existing=existing,
+        )
+    else:
+        raise ValueError(f"unknown pair design {design!r} (all or balanced)")
+    return contexts, existing, planned
 
 
 def _completions_by_context(study: Study) -> dict[int, list[tuple[int, str]]]:

@@ -14,12 +14,4 @@ urlpatterns = [
     path("r/<str:invite_token>/instructions/", views.instructions, name="instructions"),
     path("r/<str:invite_token>/item/", views.item, name="item"),
     path("r/<str:invite_token>/done/", views.done, name="done"),
-    # Study admin.
-    path("studio/<slug:slug>/raters/", views.raters, name="raters"),
-    path("studio/<slug:slug>/raters/reflag/", views.raters_reflag, name="raters_reflag"),
-    path(
-        "studio/<slug:slug>/raters/<str:pseudonym>/exclusion/",
-        views.rater_exclusion,
-        name="rater_exclusion",
-    ),
 ]

@@ -13,13 +13,13 @@ from functools import wraps
 from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_ratelimit.core import is_ratelimited
 
-from completions.access import access_study_for_admin, role, study_admin_required
+from completions.access import role
 from completions.models import Study, StudyStatus
 
 from .access import (
@@ -32,15 +32,8 @@ from .access import (
 )
 from .forms import ConsentForm, JudgmentForm, judgment_form_view
 from .models import Assignment, Rater
-from .quality import rubric_rows, study_quality_update
-from .selectors import (
-    item_view,
-    quality_item_count,
-    queue_plan,
-    rater_queue_state,
-    rater_stats,
-    study_progress,
-)
+from .quality import rubric_rows
+from .selectors import item_view, quality_item_count, queue_plan, rater_queue_state
 from .services import (
     SCALE,
     AssignmentNotFound,
@@ -52,7 +45,6 @@ from .services import (
     prolific_rater_resumable,
     rater_finish,
     rater_join,
-    rater_set_exclusion,
 )
 
 # An admin's exclusion decision: exclude, include, or follow the automatic flag again.
@@ -345,41 +337,3 @@ def _render_item(
 
 
 SCALE_KEYS = {str(value) for value in SCALE}
-
-
-# --- Study admin: rater quality ----------------------------------------------------------
-
-
-@study_admin_required
-def raters(request: HttpRequest, slug: str) -> HttpResponse:
-    study = access_study_for_admin(request.user, slug)
-    return render(
-        request,
-        "annotation/raters.html",
-        {
-            "study": study,
-            "stats": rater_stats(study=study),
-            "progress": study_progress(study=study),
-        },
-    )
-
-
-@require_POST
-@study_admin_required
-def rater_exclusion(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
-    study = access_study_for_admin(request.user, slug)
-    rater = get_object_or_404(Rater, study=study, pseudonym=pseudonym)
-    action = request.POST.get("action", "")
-    if action not in EXCLUSION_ACTIONS:
-        return HttpResponse("Unknown action.", status=400)
-    rater_set_exclusion(rater=rater, override=EXCLUSION_ACTIONS[action])
-    return redirect("annotation:raters", slug=study.slug)
-
-
-@require_POST
-@study_admin_required
-def raters_reflag(request: HttpRequest, slug: str) -> HttpResponse:
-    study = access_study_for_admin(request.user, slug)
-    flagged = study_quality_update(study=study)
-    messages.info(request, f"Quality flags recomputed: {flagged} rater(s) flagged.")
-    return redirect("annotation:raters", slug=study.slug)

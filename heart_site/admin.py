@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from .models import DeferredTask
+from .models import DeferredTask, ImportJob
 
 
 @admin.register(DeferredTask)
@@ -11,3 +11,11 @@ class DeferredTaskAdmin(admin.ModelAdmin):
 
     list_display = ("name", "created_at", "attempts", "last_error")
     readonly_fields = ("name", "args", "kwargs", "created_at", "attempts", "last_error")
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    list_display = ("filename", "study", "kind", "status", "created_by", "created_at")
+    list_filter = ("status", "kind")
+    exclude = ("data",)  # the upload's bytes: kept only until the import has run
+    readonly_fields = ("report", "error", "stage", "started_at", "finished_at", "size")

@@ -1,4 +1,4 @@
-"""Beat's housekeeping: publish tasks that were deferred while the broker was down."""
+"""Celery tasks of the platform: deferred-task housekeeping (beat) and the studio's imports."""
 
 from __future__ import annotations
 
@@ -27,3 +27,10 @@ def deferred_tasks_send() -> int:
             row.delete()
             sent += 1
     return sent
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def import_job_run_task(job_id: int) -> None:
+    from .studio.services import import_job_run
+
+    import_job_run(job_id=job_id)

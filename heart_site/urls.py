@@ -5,6 +5,7 @@ from django.urls import include, path
 
 from .admin_login import throttled_admin_login
 from .health import healthz
+from .studio import views as studio_views
 
 # Friendly pages in the raters' neutral style (heart_site/errors.py); a 405 gets its page from
 # heart_site.middleware, which also keeps Django's debug pages away from raters in the demo.
@@ -13,13 +14,19 @@ handler403 = "heart_site.errors.permission_denied"
 handler404 = "heart_site.errors.page_not_found"
 handler500 = "heart_site.errors.server_error"
 
+# The Django admin's "View site" leads to the studio's list of studies.
+admin.site.site_url = "/"
+admin.site.site_header = "HEART studio administration"
+
 urlpatterns = [
     # Before admin.site.urls, so this throttled view answers the login address.
     path("admin/login/", throttled_admin_login, name="admin_login_throttled"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("", studio_views.home, name="home"),
     path("", include("annotation.urls")),
     path("", include("completions.writing.urls")),
     path("", include("heart_site.writers_urls")),
+    path("studio/", include("heart_site.studio.urls")),
     path("studio/", include("ranking.urls")),
 ]

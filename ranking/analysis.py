@@ -177,29 +177,120 @@ def strategy_usage(
 # --------------------------------------------------------------------------- tests
 
 
+#: Up to this many pairs the p-values are exact: every permutation of y against x is
+#: enumerated (8! = 40,320). The t / normal approximations behind scipy's defaults are poor
+#: at small n and give p = 0 for a perfect correlation, which a handful of systems makes likely.
+EXACT_MAX_N = 8
+
+
 def correlation(x: Sequence[float] | pd.Series, y: Sequence[float] | pd.Series) -> dict:
     """Pearson and Spearman correlation of paired values, dropping pairs with a NaN.
 
-    Returns ``{"pearson_r", "pearson_p", "spearman_rho", "spearman_p", "n"}``; two-sided
-    p-values; NaN statistics when fewer than 3 pairs remain or a variable is constant.
+    Returns ``{"pearson_r", "pearson_p", "spearman_rho", "spearman_p", "n", "p_method",
+    "reason"}``; two-sided p-values. With n <= EXACT_MAX_N the p-values come from the exact
+    permutation distribution (``p_method`` "exact permutation"), so they are never 0: the
+    smallest is 2 / n!. Larger n uses scipy's asymptotic p (``p_method`` "asymptotic").
+    When nothing can be computed the statistics are NaN and ``reason`` says why.
     """
     xs = np.asarray(x, dtype=float)
     ys = np.asarray(y, dtype=float)
     keep = ~(np.isnan(xs) | np.isnan(ys))
     xs, ys = xs[keep], ys[keep]
     n = int(keep.sum())
-    if n < 3 or np.ptp(xs) == 0 or np.ptp(ys) == 0:
+    reason = _why_no_correlation(xs, ys, n)
+    if reason:
         nan = float("nan")
-        return {"pearson_r": nan, "pearson_p": nan, "spearman_rho": nan, "spearman_p": nan, "n": n}
-    pearson = stats.pearsonr(xs, ys)
-    spearman = stats.spearmanr(xs, ys)
+        return {
+            "pearson_r": nan,
+            "pearson_p": nan,
+            "spearman_rho": nan,
+            "spearman_p": nan,
+            "n": n,
+            "p_method": None,
+            "reason": reason,
+        }
+    r = float(stats.pearsonr(xs, ys).statistic)
+    rho = float(stats.spearmanr(xs, ys).statistic)
+    if n <= EXACT_MAX_N:
+        pearson_p = exact_permutation_p(xs, ys, _pearson)
+        spearman_p = exact_permutation_p(stats.rankdata(xs), stats.rankdata(ys), _pearson)
+        method = "exact permutation"
+    else:
+        pearson_p = float(stats.pearsonr(xs, ys).pvalue)
+        spearman_p = float(stats.spearmanr(xs, ys).pvalue)
+        method = "asymptotic"
     return {
-        "pearson_r": float(pearson.statistic),
-        "pearson_p": float(pearson.pvalue),
-        "spearman_rho": float(spearman.statistic),
-        "spearman_p": float(spearman.pvalue),
+        "pearson_r": r,
+        "pearson_p": pearson_p,
+        "spearman_rho": rho,
+        "spearman_p": spearman_p,
         "n": n,
+        "p_method": method,
+        "reason": None,
     }
+
+
+def _why_no_correlation(xs: np.ndarray, ys: np.ndarray, n: int) -> str | None:
+    if n < 3:
+        return f"needs at least 3 systems with both values, has {n}"
+    if np.ptp(xs) == 0 or np.ptp(ys) == 0:
+        return "one of the two values is the same for every system"
+    return None
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r of x against each row of y (y: (m, n))."""
+    xc = x - x.mean()
+    yc = y - y.mean(axis=-1, keepdims=True)
+    return (yc @ xc) / np.sqrt((xc @ xc) * (yc * yc).sum(axis=-1))
+
+
+def exact_permutation_p(x: np.ndarray, y: np.ndarray, statistic) -> float:
+    """Two-sided exact p: the share of all n! orderings of y whose |statistic| reaches the
+    observed one (the observed ordering included, so p >= 1 / n!)."""
+    from itertools import permutations
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    observed = abs(float(statistic(x, y[None, :])[0]))
+    orders = np.array(list(permutations(range(len(y)))))
+    values = np.abs(statistic(x, y[orders]))
+    # A tolerance so that orderings tying the observed value (up to rounding) count.
+    return float(np.mean(values >= observed - 1e-12))
+
+
+def percentile_ranks(values: pd.Series) -> pd.Series:
+    """Figure 4's percentile of each system among the others: 100 x (systems below + half the
+    systems tied) / (other systems). The best system is 100, the worst 0; NaN values are left
+    out, and a lone system has no percentile (NaN)."""
+    known = values.dropna().astype(float)
+    k = len(known)
+    if k < 2:
+        return pd.Series(np.nan, index=values.index)
+    arr = known.to_numpy()
+    below = (arr[None, :] < arr[:, None]).sum(axis=1)
+    tied = (arr[None, :] == arr[:, None]).sum(axis=1) - 1
+    ranks = pd.Series(100.0 * (below + 0.5 * tied) / (k - 1), index=known.index)
+    return ranks.reindex(values.index)
+
+
+def axis_comparisons(judgments: pd.DataFrame, axis: str) -> pd.DataFrame:
+    """Bradley–Terry input from one axis's marks: one comparison per judgment with a verdict
+    on the axis (``axis_H`` ...), unweighted, with its context for the bootstrap."""
+    column = f"axis_{axis}"
+    if column not in judgments.columns:
+        return pd.DataFrame(columns=["system_a", "system_b", "winner", "weight", "context"])
+    rows = judgments[judgments[column].isin(["a", "b", "tie"])]
+    frame = pd.DataFrame(
+        {
+            "system_a": rows["system_a"].to_numpy(),
+            "system_b": rows["system_b"].to_numpy(),
+            "winner": rows[column].to_numpy(),
+            "weight": 1.0,
+        }
+    )
+    if "context" in rows.columns:
+        frame["context"] = rows["context"].to_numpy()
+    return frame
 
 
 def benjamini_hochberg(pvalues: Sequence[float] | pd.Series, alpha: float = 0.05) -> pd.DataFrame:

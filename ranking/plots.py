@@ -20,6 +20,8 @@ from matplotlib.figure import Figure  # noqa: E402
 
 AXES = ("H", "E", "A", "R", "T")
 FORMATS = {"svg": "image/svg+xml", "png": "image/png"}
+#: PNG downloads are for print (papers, posters): 300 dots per inch at the figure's size.
+PNG_DPI = 300
 KIND_COLOURS = {"human": "#b5179e", "dataset": "#6c757d", "model": "#0b5cad"}
 # Figure 6's palette: light pink for rarely used strategies, dark teal for frequent ones.
 STRATEGY_CMAP = LinearSegmentedColormap.from_list("heart", ["#fbe3ec", "#8fd3c9", "#00595a"])
@@ -117,6 +119,31 @@ def axes_heatmap(result: dict) -> Figure:
     return fig
 
 
+def axes_percentile(result: dict) -> Figure:
+    """Figure 4's view: each system's percentile on H/E/A/R/T from the per-axis
+    Bradley–Terry fits, darker = higher; overall Elo in brackets, systems by Elo."""
+    section = result.get("axis_fits") or {}
+    axes = section.get("axes", [])
+    rows = section.get("systems", [])
+    fig = _figure(7.5, _rows_height(len(rows)))
+    if not axes or not rows:
+        return _empty(fig, "No axis marks yet: turn on axis marks in the study settings")
+    ax = fig.add_subplot()
+    values = [[row["axes"].get(a, {}).get("percentile") for a in axes] for row in rows]
+    image = _heatmap(
+        ax, values, "Blues", 0.0, 100.0, lambda v: f"{v:.0f}", lambda share: share > 0.6
+    )
+    elo = {row["system"]: row["elo"] for row in result.get("systems", [])}
+    ax.set_xticks(range(len(axes)), axes)
+    ax.set_yticks(
+        range(len(rows)),
+        [f"{row['system']} ({elo.get(row['system'], float('nan')):.0f})" for row in rows],
+    )
+    ax.set_title("Percentile per HEART axis (per-axis Bradley–Terry); Elo in brackets", fontsize=10)
+    fig.colorbar(image, ax=ax, label="percentile")
+    return fig
+
+
 def win_matrix(result: dict) -> Figure:
     """Share of comparisons the row system won against the column system (ties half)."""
     matrix = result.get("win_matrix") or {}
@@ -205,6 +232,10 @@ def elo_vs_ttft(result: dict) -> Figure:
 PLOTS: dict[str, tuple[Callable[[dict], Figure], str]] = {
     "forest": (forest, "Forest plot of Elo ratings with 95% confidence intervals"),
     "axes": (axes_heatmap, "Heatmap of win rates per HEART axis and overall"),
+    "axes-percentile": (
+        axes_percentile,
+        "Heatmap of each system's percentile per HEART axis from per-axis Bradley–Terry fits",
+    ),
     "win-matrix": (win_matrix, "Heatmap of pairwise win rates between systems"),
     "strategies": (strategies, "Heatmap of support-strategy usage per system family"),
     "ttft": (elo_vs_ttft, "Scatter of Elo against median time to first token, log scale"),
@@ -218,6 +249,7 @@ def render(name: str, result: dict, fmt: str) -> bytes:
     buffer = io.BytesIO()
     # A fixed hash salt and no date keep SVG output byte-identical for identical input.
     metadata = {"Date": None} if fmt == "svg" else {}
+    dpi = PNG_DPI if fmt == "png" else "figure"
     with matplotlib.rc_context({"svg.hashsalt": "heart", "svg.fonttype": "none"}):
-        fig.savefig(buffer, format=fmt, metadata=metadata)
+        fig.savefig(buffer, format=fmt, metadata=metadata, dpi=dpi)
     return buffer.getvalue()

@@ -7,12 +7,13 @@ Glue between the DataFrames `ranking.selectors` loads and the pure maths in
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from . import agreement, analysis, factors
+from . import agreement, analysis, bradley_terry, factors
 
 AXES = analysis.AXES
 #: The tests whose p-values are corrected together (Benjamini–Hochberg, paper 9.12).
@@ -205,6 +206,7 @@ def analysis_sections(
         "correlations": correlation_section(leaderboard, attributes, params["alpha"]),
     }
     sections["factors"] = factors.factor_structure(judgments) if len(judgments) else None
+    sections["axis_fits"] = axis_fits(judgments, order, params)
     if split is not None:
         sections["split"] = split
     return sections
@@ -246,3 +248,48 @@ def _agreement_extras(frame: pd.DataFrame) -> dict:
         "cross_family_n": {pair: int(r.n) for pair, r in by_family.items()},
         "human_llm_agreement_by_judge": by_judge,
     }
+
+
+def axis_fits(judgments: pd.DataFrame, order: list[str], params: dict) -> dict:
+    """Figure 4 as the paper means it: a Bradley–Terry fit per HEART axis from the axis marks
+    (unweighted: a mark has no strength scale), with the leaderboard's CI method, and each
+    system's percentile among the systems on that axis.
+
+    Returns ``{"axes": [...], "systems": [{"system", "axes": {axis: {"elo", "ci_low",
+    "ci_high", "n", "percentile"}}}], "notes": {axis: why there is no fit}}`` in `order`.
+    """
+    fits, notes = {}, {}
+    for axis in AXES:
+        comparisons = analysis.axis_comparisons(judgments, axis)
+        if len(comparisons) == 0:
+            notes[axis] = "no judgment marked this axis"
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", bradley_terry.BradleyTerryWarning)
+            table = bradley_terry.fit(
+                comparisons,
+                ci=params["ci"],
+                bootstrap_rounds=params["bootstrap_rounds"],
+                seed=params["seed"],
+                alpha=params["alpha"],
+            )
+        if caught:
+            notes[axis] = "; ".join(str(w.message) for w in caught)
+        table["percentile"] = analysis.percentile_ranks(table["elo"])
+        fits[axis] = table
+    rows = []
+    for name in order:
+        cells = {}
+        for axis, table in fits.items():
+            if name in table.index:
+                row = table.loc[name]
+                cells[axis] = {
+                    "elo": _num(row["elo"], 1),
+                    "ci_low": _num(row["ci_low"], 1),
+                    "ci_high": _num(row["ci_high"], 1),
+                    "n": int(row["n"]),
+                    "percentile": _num(row["percentile"], 1),
+                }
+        # `cells` lines up with `axes` for tables and plots; `axes` is keyed for lookups.
+        rows.append({"system": name, "axes": cells, "cells": [cells.get(a) for a in fits]})
+    return {"axes": list(fits), "systems": rows, "notes": notes}

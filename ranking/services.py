@@ -48,7 +48,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "alpha": 0.05,
 }
 CACHE_SECONDS = 24 * 3600
-CACHE_VERSION = "lb1"
+CACHE_VERSION = "lb2"  # lb2: per-axis fits, exact small-n p-values
 LIVE_MAX_AGE = 60  # seconds a live result is reused while new judgments keep arriving
 
 

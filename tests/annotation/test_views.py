@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import connection
 from django.urls import reverse
 
@@ -200,49 +199,3 @@ def test_the_item_view_and_submit_use_few_queries(client, django_assert_num_quer
     n = 5 if connection.vendor == "postgresql" else 8  # SQLite: no data-modifying CTEs
     with django_assert_num_queries(n + 2):  # one transaction for the whole round trip
         client.post(reverse("annotation:submit", args=[token]), {"choice": "2"}, **HTMX)
-
-
-# --- admin page ---------------------------------------------------------------------------
-
-
-@pytest.fixture
-def admin_client(client):
-    user = get_user_model().objects.create_superuser("boss", "boss@example.org", "pw")
-    client.force_login(user)
-    return client
-
-
-def test_the_raters_page_shows_pseudonyms_and_progress(admin_client):
-    study = build_study(quality_check_rate=0)
-    rater = Rater.objects.create(study=study, pseudonym="r-visible", external_id="SECRET-PID")
-    html = admin_client.get(reverse("annotation:raters", args=[study.slug])).content.decode()
-    assert "r-visible" in html and "SECRET-PID" not in html
-    assert "Pairs complete: <strong>0</strong> of 9" in html
-    admin_client.post(
-        reverse("annotation:rater_exclusion", args=[study.slug, rater.pseudonym]),
-        {"action": "exclude"},
-    )
-    rater.refresh_from_db()
-    assert rater.excluded and rater.exclusion_override is True
-
-
-def test_the_raters_page_is_for_study_admins_only(client):
-    study = build_study()
-    url = reverse("annotation:raters", args=[study.slug])
-    assert client.get(url).status_code == 302
-    user = get_user_model().objects.create_user("someone", password="pw", is_staff=False)
-    client.force_login(user)
-    assert client.get(url).status_code == 403
-
-
-def test_admins_can_recompute_flags_and_return_a_rater_to_the_automatic_rule(admin_client):
-    study = build_study(quality_check_rate=0)
-    rater = Rater.objects.create(study=study, pseudonym="r-auto", exclusion_override=False)
-    response = admin_client.post(reverse("annotation:raters_reflag", args=[study.slug]))
-    assert response.status_code == 302
-    url = reverse("annotation:rater_exclusion", args=[study.slug, rater.pseudonym])
-    admin_client.post(url, {"action": "auto"})
-    rater.refresh_from_db()
-    assert rater.exclusion_override is None
-    assert admin_client.post(url, {"action": "bogus"}).status_code == 400
-    assert admin_client.get(url).status_code == 405  # changes are POST only

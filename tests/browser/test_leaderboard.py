@@ -7,6 +7,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 
 from completions.access import STUDY_ADMINS
+from ranking.plots import PLOTS
 from tests.conftest import assert_accessible
 from tests.ranking.study_builder import X, Y, add_known_verdicts, build_study, judge
 
@@ -55,8 +56,10 @@ def test_a_study_admin_filters_the_leaderboard_and_downloads_a_table(
     # The human system also gives the two derived rows (Humans pooled, Average Human).
     assert page.locator("#elo-table + .table-scroll tbody tr.derived-row").count() == 2
     assert X in rows.nth(0).inner_text()
+    for image in page.locator("#results img[data-plot]").all():  # lazy: load when seen
+        image.scroll_into_view_if_needed()
     page.wait_for_function(IMAGES_LOADED)
-    assert page.locator("#results img[data-plot]").count() == 5
+    assert page.locator("#results img[data-plot]").count() == len(PLOTS)
 
     page.select_option("#id_judges", "llm")
     page.wait_for_url("**judges=llm**")

@@ -57,15 +57,16 @@ def test_a_study_admin_reads_progress_and_reverses_an_exclusion(desktop_page, st
     page.wait_for_url(f"**{url}")
 
     progress = page.locator("#progress-heading + p").inner_text()
-    assert "Pairs complete: 1 of 6" in progress and "Judgments: 2 of 12" in progress
+    assert "Judgments: 2 of 12" in progress
     hasty = page.locator("tr", has_text="r-hasty")
     assert "failed 2 of 2 quality checks" in hasty.inner_text()
-    assert "PROLIFIC" not in page.content()  # raters appear by pseudonym only
+    assert "PROLIFIC-B" in hasty.inner_text()  # the admin pays by panel id
     assert_accessible(page)
 
+    hasty.get_by_label("Reason for r-hasty").fill("checks were ambiguous")
     hasty.get_by_role("button", name="Include r-hasty").click()
     page.wait_for_url(f"**{url}")
-    assert "(set by admin)" in page.locator("tr", has_text="r-hasty").inner_text()
+    assert "included by lead" in page.locator("tr", has_text="r-hasty").inner_text()
     assert Rater.objects.get(pseudonym="r-hasty").excluded is False
 
     page.locator("tr", has_text="r-careful").get_by_role("button", name="Exclude r-careful").click()

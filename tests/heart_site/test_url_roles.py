@@ -189,7 +189,7 @@ def test_every_view_declares_its_role():
 
 def test_the_walk_sees_the_pages_of_every_area():
     names = {r.name for r in routes()}
-    assert {"healthz", "annotation:submit", "annotation:raters", "ranking:leaderboard"} <= names
+    assert {"healthz", "annotation:submit", "studio:raters", "ranking:leaderboard"} <= names
 
 
 @pytest.mark.parametrize("role", ROLES)

@@ -34,10 +34,12 @@ class Command(BaseCommand):
             f"  Prolific-style:   {base}/r/{study.invite_token}/"
             "?PROLIFIC_PID=demo-participant&STUDY_ID=demo&SESSION_ID=s1"
         )
+        self.stdout.write(f"  Studio:           {base}/  (the study admin's pages)")
+        self.stdout.write(f"  Study overview:   {base}/studio/{study.slug}/")
         self.stdout.write(f"  Writer link:      {base}{demo_writing_enable(study)}")
         self.stdout.write(f"  Writer review:    {base}/studio/{study.slug}/writers/")
         self.stdout.write(f"  Leaderboard:      {base}/studio/{study.slug}/leaderboard/")
-        self.stdout.write(f"  Rater quality:    {base}/studio/{study.slug}/raters/")
+        self.stdout.write(f"  Raters:           {base}/studio/{study.slug}/raters/")
         self.stdout.write(f"  Django admin:     {base}/admin/")
         if password is None:
             self.stderr.write(

@@ -1,0 +1,115 @@
+"""Forms of the studio: the study's settings (grouped as in the paper), uploads, pair design."""
+
+from __future__ import annotations
+
+from django import forms
+
+from completions.models import Study
+from heart_site.models import ImportKind
+
+from .services import MAX_UPLOAD_BYTES
+
+# The paper's grouping of a study's settings (4.2, 9.3, 9.6); the template renders one
+# fieldset per group.
+GROUPS = {
+    "Study": ["name", "slug", "description"],
+    "Raters": [
+        "rater_entry",
+        "judgments_per_pair",
+        "items_per_rater",
+        "max_active_raters",
+        "max_items_per_context",
+        "lease_seconds",
+        "show_rubric",
+        "axis_marks",
+        "rationale_required",
+        "rationale_max_chars",
+        "pause_lets_finish",
+        "completion_code",
+        "prolific_redirect_url",
+        "consent_text",
+        "instructions",
+    ],
+    "Writers": ["writers_per_context", "writer_max_words"],
+    "Quality control": ["quality_check_rate"],
+    "Pair design": ["pair_design", "pairs_per_context", "pair_seed"],
+}
+
+
+class StudyForm(forms.ModelForm):
+    class Meta:
+        model = Study
+        fields = [name for names in GROUPS.values() for name in names]
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 3}),
+            "consent_text": forms.Textarea(attrs={"rows": 4}),
+            "instructions": forms.Textarea(attrs={"rows": 4}),
+        }
+        help_texts = {
+            "slug": "Short name used in the studio's addresses (letters, digits, dashes).",
+            "prolific_redirect_url": "Prolific's completion URL; raters are sent there at the "
+            "end with the completion code.",
+            "pairs_per_context": "Balanced design only: pairs per context.",
+        }
+
+    def groups(self) -> list[tuple[str, list]]:
+        return [(title, [self[name] for name in names]) for title, names in GROUPS.items()]
+
+    def clean_quality_check_rate(self) -> float:
+        rate = self.cleaned_data["quality_check_rate"]
+        if not 0 <= rate < 1:
+            raise forms.ValidationError("A share from 0 up to (not including) 1, e.g. 0.1.")
+        return rate
+
+
+class StudyEditForm(StudyForm):
+    """Editing keeps the slug: links already handed out use it."""
+
+    class Meta(StudyForm.Meta):
+        fields = [n for n in StudyForm.Meta.fields if n != "slug"]
+
+    def groups(self) -> list[tuple[str, list]]:
+        return [
+            (title, [self[name] for name in names if name in self.fields])
+            for title, names in GROUPS.items()
+        ]
+
+
+class UploadForm(forms.Form):
+    kind = forms.ChoiceField(label="What the file holds", choices=ImportKind.choices)
+    file = forms.FileField(
+        label="File to upload",
+        help_text="ESConv JSON, or JSON Lines in the formats the README describes.",
+    )
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size > MAX_UPLOAD_BYTES:
+            raise forms.ValidationError(
+                f"The file is {upload.size / 1e6:.0f} MB; the limit is "
+                f"{MAX_UPLOAD_BYTES / 1e6:.0f} MB. Use the import commands for larger files."
+            )
+        return upload
+
+
+class PairDesignForm(forms.Form):
+    design = forms.ChoiceField(
+        choices=[("all", "All pairs per context"), ("balanced", "Balanced sample")]
+    )
+    per_context = forms.IntegerField(
+        label="Pairs per context (balanced only)", min_value=1, required=False
+    )
+    seed = forms.IntegerField(label="Seed", required=False)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("design") == "balanced" and not data.get("per_context"):
+            self.add_error("per_context", "A balanced design needs pairs per context.")
+        return data
+
+
+class ExclusionForm(forms.Form):
+    action = forms.ChoiceField(
+        choices=[("exclude", "Exclude"), ("include", "Include"), ("auto", "Automatic")]
+    )
+    reason = forms.CharField(max_length=500, required=False)

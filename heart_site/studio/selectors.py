@@ -1,0 +1,227 @@
+"""Reads for the studio pages: the studies list, the hub's checklist, the per-rater table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models.functions import Coalesce
+
+from annotation.models import Judgment, Pair, Rater
+from annotation.selectors import rater_stats
+from completions.models import Completion, DialogueContext, Study, System, SystemKind
+from heart_site.models import ImportJob
+
+
+@dataclass
+class ChecklistRow:
+    """One line of the hub's setup checklist; `url` is where the next step is taken."""
+
+    key: str
+    label: str
+    count: int
+    target: int | None
+    done: bool
+    next_step: str
+    url: str
+    detail: str = ""
+    optional: bool = False
+
+
+def studies_for_admin() -> QuerySet[Study]:
+    return Study.objects.annotate(
+        n_contexts=Count("contexts", distinct=True),
+        n_raters=Count("raters", distinct=True),
+    ).order_by("-created_at", "-id")
+
+
+def study_checklist(*, study: Study) -> list[ChecklistRow]:
+    """Live counts from contexts to judgments, in the order a study is set up.
+
+    Other areas (writers, LLM runs) append rows of their own; `next_step_row` picks the
+    first required row that is not done yet.
+    """
+    base = f"/studio/{study.slug}/"
+    n_contexts = DialogueContext.objects.filter(study=study).count()
+    systems = System.objects.filter(study=study).aggregate(
+        n=Count("id"), human=Count("id", filter=Q(kind=SystemKind.HUMAN))
+    )
+    completions = Completion.objects.filter(context__study=study).aggregate(
+        n=Count("id"), human=Count("id", filter=Q(system__kind=SystemKind.HUMAN))
+    )
+    pairs = Pair.objects.filter(study=study).aggregate(
+        n=Count("id"),
+        complete=Count("id", filter=Q(n_judgments__gte=F("quota"))),
+        judgments=Coalesce(Sum("n_judgments"), 0),
+        target=Coalesce(Sum("quota"), 0),
+    )
+    raters = rater_counts(study=study)
+    writer_target = n_contexts * study.writers_per_context
+    return [
+        ChecklistRow(
+            "contexts", "Contexts", n_contexts, None, n_contexts > 0,
+            "Upload an ESConv file or a contexts file", f"{base}material/",
+        ),
+        ChecklistRow(
+            "systems", "Systems", systems["n"], 2, systems["n"] >= 2,
+            "Upload completions from at least two systems", f"{base}material/",
+        ),
+        ChecklistRow(
+            "completions", "Completions", completions["n"], None, completions["n"] >= 2,
+            "Upload a completions file", f"{base}material/",
+        ),
+        ChecklistRow(
+            "human_completions", "Human completions written", completions["human"],
+            writer_target, completions["human"] >= writer_target > 0,
+            "Invite writers (optional: a study may compare models only)", f"{base}writers/",
+            optional=True,
+        ),
+        ChecklistRow(
+            "pairs", "Pairs", pairs["n"], None, pairs["n"] > 0,
+            "Design the pairs", f"{base}pairs/",
+            detail=f"{pairs['complete']} complete",
+        ),
+        ChecklistRow(
+            "raters", "Raters", raters["finished"], None, raters["finished"] > 0,
+            "Copy the invitation link and recruit raters", f"{base}#recruit",
+            detail=(
+                f"{raters['active']} active, {raters['finished']} finished, "
+                f"{raters['flagged']} flagged or excluded"
+            ),
+        ),
+        ChecklistRow(
+            "judgments", "Human judgments", pairs["judgments"], pairs["target"],
+            pairs["target"] > 0 and pairs["judgments"] >= pairs["target"],
+            "Wait for raters to fill every pair's quota", f"{base}raters/",
+        ),
+    ]  # fmt: skip
+
+
+def checklist_rows(rows: list[ChecklistRow], *keys: str) -> list[ChecklistRow]:
+    """The rows with these keys, in checklist order (pages show the part that concerns them)."""
+    return [row for row in rows if row.key in keys]
+
+
+def next_step_row(rows: list[ChecklistRow]) -> ChecklistRow | None:
+    return next((row for row in rows if not row.done and not row.optional), None)
+
+
+def rater_counts(*, study: Study) -> dict[str, int]:
+    excluded = (Q(flagged=True) & ~Q(exclusion_override=False)) | Q(exclusion_override=True)
+    return Rater.objects.filter(study=study).aggregate(
+        total=Count("id"),
+        active=Count("id", filter=Q(consented_at__isnull=False, finished_at__isnull=True)),
+        finished=Count("id", filter=Q(finished_at__isnull=False)),
+        flagged=Count("id", filter=excluded),
+    )
+
+
+def import_jobs_recent(*, study: Study, limit: int = 10) -> QuerySet[ImportJob]:
+    return ImportJob.objects.filter(study=study).defer("data").order_by("-created_at")[:limit]
+
+
+@dataclass
+class RaterRow:
+    """A rater as the payment table shows them (admin only: it holds the Prolific id)."""
+
+    rater: Rater
+    started: datetime | None
+    finished: datetime | None
+    items_done: int
+    checks: int
+    checks_passed: int
+    active_ms: int
+    median_ms: float | None
+
+    @property
+    def decision(self) -> str:
+        """Prolific bulk action: excluded raters are rejected, finished ones approved."""
+        if self.rater.excluded:
+            return "REJECT"
+        return "APPROVE" if self.finished else "WAIT"
+
+    @property
+    def check_result(self) -> str:
+        if not self.checks:
+            return "no checks answered"
+        return f"{self.checks_passed} of {self.checks} passed"
+
+
+def rater_rows(*, study: Study) -> list[RaterRow]:
+    raters = list(
+        Rater.objects.filter(study=study).select_related("exclusion_by").order_by("created_at")
+    )
+    active = dict(
+        Judgment.objects.filter(study=study, rater__in=raters, judge_kind="human")
+        .values("rater_id")
+        .annotate(ms=Coalesce(Sum("duration_ms"), 0))
+        .values_list("rater_id", "ms")
+    )
+    return [
+        RaterRow(
+            rater=s.rater,
+            started=s.rater.consented_at or s.rater.created_at,
+            finished=s.rater.finished_at,
+            items_done=s.n_real,
+            checks=s.n_checks,
+            checks_passed=s.n_passed,
+            active_ms=int(active.get(s.rater.pk, 0)),
+            median_ms=s.median_ms,
+        )
+        for s in rater_stats(study=study, raters=raters)
+    ]
+
+
+@dataclass
+class PairPreview:
+    """What designing the pairs would add, before anything is written."""
+
+    design: str
+    new_pairs: int
+    existing_pairs: int
+    contexts: int
+    skipped_contexts: int
+    judgments_needed: int
+    raters_needed: int
+    per_system_pair: list[tuple[str, str, int]]
+    per_context: list[tuple[str, int, int]]  # (context id, new pairs, pairs in all)
+
+
+def pairs_preview(
+    *, study: Study, design: str, per_context: int | None, seed: int | None, show: int = 50
+) -> PairPreview:
+    """Pairs per system pair and per context that `pairs_design` would create."""
+    from annotation.pair_design import system_pair_counts
+    from annotation.services_pairs import pairs_plan
+
+    contexts, existing, planned = pairs_plan(
+        study=study, design=design, per_context=per_context, seed=seed
+    )
+    new = {
+        key: [p for p in pairs if p not in existing.get(key, set())]
+        for key, pairs in planned.items()
+    }
+    n_new = sum(len(p) for p in new.values())
+    counts = system_pair_counts(contexts, new)
+    names = dict(
+        DialogueContext.objects.filter(pk__in=list(contexts)[: show * 4]).values_list(
+            "pk", "external_id"
+        )
+    )
+    per_context = []
+    for key in list(contexts)[:show]:
+        added = len(new.get(key, []))
+        per_context.append((names.get(key, str(key)), added, len(existing.get(key, ())) + added))
+    judgments = n_new * study.judgments_per_pair
+    return PairPreview(
+        design=design,
+        new_pairs=n_new,
+        existing_pairs=sum(len(p) for p in existing.values()),
+        contexts=len(contexts),
+        skipped_contexts=sum(len(items) < 2 for items in contexts.values()),
+        judgments_needed=judgments,
+        raters_needed=-(-judgments // study.items_per_rater) if study.items_per_rater else 0,
+        per_system_pair=sorted((a, b, n) for (a, b), n in counts.items()),
+        per_context=per_context,
+    )

@@ -1,0 +1,100 @@
+"""Writes the studio makes: studies, their status, exclusions, browser imports, pair designs.
+
+The imports call the apps' public import services only (completions.services,
+annotation.judgment_io): the same all-or-nothing, idempotent imports as the commands.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.judgment_io import judgments_import
+from annotation.models import Rater
+from completions.esconv import EsconvFormatError
+from completions.importers import ImportFileError
+from completions.models import Study, StudyStatus
+from completions.services import completions_import, contexts_import, esconv_import
+from heart_site.models import ImportJob, ImportKind, ImportStatus
+
+# What a refused import raises; anything else is a bug and propagates.
+REFUSED = (ImportFileError, EsconvFormatError, ValueError, OSError, UnicodeDecodeError)
+MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+IMPORTERS: dict[str, Callable] = {
+    ImportKind.ESCONV: lambda study, path: esconv_import(study=study, path=path),
+    ImportKind.CONTEXTS: lambda study, path: contexts_import(study=study, path=path),
+    ImportKind.COMPLETIONS: lambda study, path: completions_import(study=study, path=path),
+    ImportKind.JUDGMENTS: lambda study, path: judgments_import(study=study, path=path),
+}
+
+
+def study_set_status(*, study: Study, status: str) -> Study:
+    if status not in StudyStatus.values:
+        raise ValueError(f"unknown status {status!r}")
+    study.status = status
+    study.save(update_fields=["status"])
+    return study
+
+
+def rater_exclusion_set(*, rater: Rater, override: bool | None, by, reason: str = "") -> Rater:
+    """An admin's decision, kept with who and why: True exclude, False include, None automatic.
+
+    Reversible: going back to automatic clears the override but keeps who did it and when.
+    """
+    rater.exclusion_override = override
+    rater.exclusion_by = by
+    rater.exclusion_reason = reason.strip()[:500]
+    rater.exclusion_at = timezone.now()
+    rater.save(
+        update_fields=["exclusion_override", "exclusion_by", "exclusion_reason", "exclusion_at"]
+    )
+    return rater
+
+
+@transaction.atomic
+def import_job_create(*, study: Study, kind: str, upload, user) -> ImportJob:
+    """Store an uploaded file and queue its import (runs at once in eager mode)."""
+    from heart_site.tasks import import_job_run_task
+
+    job = ImportJob.objects.create(
+        study=study,
+        kind=kind,
+        filename=Path(upload.name).name[:255],
+        size=upload.size,
+        data=b"".join(upload.chunks()),
+        created_by=user,
+        stage="waiting for a worker",
+    )
+    transaction.on_commit(lambda: import_job_run_task.delay(job.pk))
+    return job
+
+
+def import_job_run(*, job_id: int) -> ImportJob | None:
+    """Run one queued import; safe to call twice (only the call that claims the job runs it)."""
+    claimed = ImportJob.objects.filter(pk=job_id, status=ImportStatus.QUEUED).update(
+        status=ImportStatus.RUNNING, started_at=timezone.now(), stage="reading and checking"
+    )
+    if claimed != 1:
+        return None
+    job = ImportJob.objects.select_related("study").get(pk=job_id)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / (job.filename or "upload")
+        path.write_bytes(bytes(job.data))
+        try:
+            report = IMPORTERS[job.kind](job.study, path)
+        except REFUSED as exc:
+            return _finish(
+                job, ImportStatus.FAILED, error=f"import refused, nothing changed: {exc}"
+            )
+    return _finish(job, ImportStatus.DONE, report=report.lines() or ["nothing to do"])
+
+
+def _finish(job: ImportJob, status: str, *, report=None, error: str = "") -> ImportJob:
+    job.status, job.error, job.report = status, error, report or []
+    job.stage, job.data, job.finished_at = "", b"", timezone.now()
+    job.save(update_fields=["status", "error", "report", "stage", "data", "finished_at"])
+    return job

@@ -1,0 +1,45 @@
+"""The hub's checklist: live counts and the next step, in the order a study is set up."""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+
+from annotation.models import Pair, Rater
+from completions.models import DialogueContext, Study
+from heart_site.studio.selectors import checklist_rows, next_step_row, study_checklist
+from tests.annotation.rater_data import build_study
+
+pytestmark = pytest.mark.django_db
+
+
+def _by_key(study):
+    return {row.key: row for row in study_checklist(study=study)}
+
+
+def test_an_empty_study_starts_with_its_material():
+    study = Study.objects.create(slug="empty", name="Empty")
+    rows = study_checklist(study=study)
+    assert next_step_row(rows).key == "contexts"
+    DialogueContext.objects.create(study=study, external_id="c1", turns=[])
+    assert next_step_row(study_checklist(study=study)).key == "systems"
+
+
+def test_counts_follow_pairs_raters_and_judgments():
+    study = build_study(n_contexts=2, quota=1, writers_per_context=1)
+    Rater.objects.create(study=study, pseudonym="r-a", consented_at=timezone.now())
+    Rater.objects.create(
+        study=study, pseudonym="r-b", consented_at=timezone.now(), finished_at=timezone.now()
+    )
+    Rater.objects.create(study=study, pseudonym="r-c", flagged=True)
+    rows = _by_key(study)
+    assert (rows["contexts"].count, rows["systems"].count, rows["completions"].count) == (2, 3, 6)
+    assert rows["human_completions"].count == 2 and rows["human_completions"].target == 2
+    assert rows["pairs"].count == 6 and rows["pairs"].detail == "0 complete"
+    assert rows["raters"].detail == "1 active, 1 finished, 1 flagged or excluded"
+    assert (rows["judgments"].count, rows["judgments"].target) == (0, 6)
+    assert next_step_row(list(rows.values())).key == "judgments"
+    Pair.objects.filter(study=study).update(n_judgments=1)
+    rows = study_checklist(study=study)
+    assert next_step_row(rows) is None  # every pair full: nothing left to set up
+    assert [r.key for r in checklist_rows(rows, "pairs", "contexts")] == ["contexts", "pairs"]
