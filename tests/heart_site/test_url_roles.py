@@ -31,6 +31,7 @@ from completions.writing.services import (
     writing_next,
     writing_settings,
 )
+from heart_site.models import ImportJob
 from tests.annotation.rater_data import build_study
 
 pytestmark = pytest.mark.django_db
@@ -46,6 +47,7 @@ KWARGS = {
 URL_KWARGS = {
     "ranking:plot": {"name": "forest", "fmt": "svg"},
     "ranking:table": {"name": "leaderboard"},
+    "studio:judgments": {"fmt": "csv"},
 }
 # Per URL namespace, for keywords whose value depends on the area (writer links, texts).
 NAMESPACE_KWARGS = {
@@ -54,6 +56,7 @@ NAMESPACE_KWARGS = {
         "token": lambda f: f["writing"].token,
     },
     "writers": {"token": lambda f: f["writing"].token},
+    "studio": {"pk": lambda f: f["import_job"].pk},
 }
 ROLES = ("anonymous", "rater", "writer", "user", "staff", "study_admin")
 # Who may use a page of each declared role (besides everyone for "public").
@@ -152,6 +155,7 @@ def fixture() -> dict:
         "writing_settings": ws,
         "writer_user": writer_user,
         "writing": writing_next(writer=writer),
+        "import_job": ImportJob.objects.create(study=study, kind="contexts", filename="c.jsonl"),
     }
 
 
