@@ -11,6 +11,7 @@ from django.db.models.functions import Coalesce
 from annotation.models import Judgment, Pair, Rater
 from annotation.selectors import rater_stats
 from completions.models import Completion, DialogueContext, Study, System, SystemKind
+from completions.writing.models import Writing
 from heart_site.models import ImportJob
 
 
@@ -58,6 +59,11 @@ def study_checklist(*, study: Study) -> list[ChecklistRow]:
     )
     raters = rater_counts(study=study)
     writer_target = n_contexts * study.writers_per_context
+    writings = Writing.objects.filter(study=study).aggregate(
+        pending=Count("id", filter=Q(status=Writing.Status.PENDING)),
+        rejected=Count("id", filter=Q(status=Writing.Status.REJECTED)),
+        flagged=Count("id", filter=~Q(flags=[]) & ~Q(status=Writing.Status.DRAFT)),
+    )
     return [
         ChecklistRow(
             "contexts", "Contexts", n_contexts, None, n_contexts > 0,
@@ -76,6 +82,10 @@ def study_checklist(*, study: Study) -> list[ChecklistRow]:
             writer_target, completions["human"] >= writer_target > 0,
             "Invite writers (optional: a study may compare models only)", f"{base}writers/",
             optional=True,
+            detail=(
+                f"accepted; {writings['pending']} awaiting review, "
+                f"{writings['rejected']} rejected, {writings['flagged']} flagged"
+            ),
         ),
         ChecklistRow(
             "pairs", "Pairs", pairs["n"], None, pairs["n"] > 0,
