@@ -155,7 +155,7 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 # LLM calls and refits on separate queues so a long judge run never delays a nightly refit.
 CELERY_TASK_ROUTES = {
     "completions.tasks.*": {"queue": "llm"},
-    "completions.llm.tasks.*": {"queue": "llm"},
+    "completions.llm.tasks.*": {"queue": env.str("LLM_QUEUE", default="llm")},
     "annotation.tasks.llm_*": {"queue": "llm"},
     "ranking.tasks.*": {"queue": "refit"},
 }
