@@ -174,6 +174,8 @@ CELERY_BEAT_SCHEDULE = {
 LLM_LEASE_SECONDS = env.float("LLM_LEASE_SECONDS", default=60.0)
 LLM_POLL_SECONDS = env.float("LLM_POLL_SECONDS", default=0.2)
 LLM_SLICE_SECONDS = env.float("LLM_SLICE_SECONDS", default=20 * 60.0)
+# Executor tasks per run: each takes its share of an endpoint's slots (more CPU for one run).
+LLM_EXECUTORS_PER_RUN = env.int("LLM_EXECUTORS_PER_RUN", default=1)
 # Embedded default (eager Celery): run on a background thread so pages can show progress.
 LLM_EAGER_THREAD = env.bool("LLM_EAGER_THREAD", default=True)
 
