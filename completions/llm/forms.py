@@ -57,3 +57,11 @@ class RunLaunchForm(forms.Form):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["kind"].choices = [(k, v) for k, v in LAUNCHABLE.items() if k in KINDS]
+
+
+class SupporterPromptForm(forms.Form):
+    text = forms.CharField(
+        label="System prompt of model completions",
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="Saving a changed text adds a version; completions keep the version they used.",
+    )

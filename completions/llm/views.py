@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 from completions.access import access_study_for_admin, study_admin_required
 
 from . import selectors, services
-from .forms import EndpointForm, RunLaunchForm
+from .forms import EndpointForm, RunLaunchForm, SupporterPromptForm
 from .models import Run, RunStatus
 
 
@@ -20,7 +20,12 @@ def _run_for(request: HttpRequest, slug: str, run_id: int) -> Run:
 
 
 def _hub(request, study, *, endpoint_form=None, launch_form=None, status=200) -> HttpResponse:
+    from completions.generation import supporter_prompt_current
+
+    prompt = supporter_prompt_current(study)
     context = {
+        "prompt": prompt,
+        "prompt_form": SupporterPromptForm(initial={"text": prompt.text}),
         "study": study,
         "endpoints": selectors.endpoints_all(),
         "runs": [(run, selectors.run_counts(run)) for run in selectors.runs_for_study(study)[:50]],
@@ -48,6 +53,21 @@ def endpoint_add(request: HttpRequest, slug: str) -> HttpResponse:
     problem = services.endpoint_key_problem(endpoint)
     if problem:
         messages.warning(request, f"{problem}: calls will fail until it is set for the workers.")
+    return redirect("llm:hub", slug=study.slug)
+
+
+@require_POST
+@study_admin_required
+def supporter_prompt(request: HttpRequest, slug: str) -> HttpResponse:
+    from completions.generation import supporter_prompt_edit
+
+    study = access_study_for_admin(request.user, slug)
+    form = SupporterPromptForm(request.POST)
+    if form.is_valid():
+        prompt = supporter_prompt_edit(study=study, text=form.cleaned_data["text"])
+        messages.success(request, f"Supporter prompt: version {prompt.version} is current.")
+    else:
+        messages.error(request, "The prompt cannot be empty.")
     return redirect("llm:hub", slug=study.slug)
 
 

@@ -102,3 +102,14 @@ def test_cancel_stops_a_started_run(admin_client, fake_llm):
     page = admin_client.get(f"/studio/{study.slug}/llm/runs/{run.pk}/")
     assert b"Resume" in page.content and b"Cancel run" not in page.content
     assert admin_client.post(f"/studio/{study.slug}/llm/runs/{run.pk}/explode/").status_code == 404
+
+
+def test_editing_the_supporter_prompt_adds_a_version(admin_client):
+    from completions.generation import supporter_prompt_current
+
+    study = study_with_pairs(1)
+    assert b"version 1" in admin_client.get(f"/studio/{study.slug}/llm/").content
+    admin_client.post(f"/studio/{study.slug}/llm/prompt/", {"text": "Be kind, 2 sentences."})
+    admin_client.post(f"/studio/{study.slug}/llm/prompt/", {"text": "Be kind, 2 sentences."})
+    prompt = supporter_prompt_current(study)
+    assert prompt.version == 2 and prompt.text == "Be kind, 2 sentences."
