@@ -15,6 +15,7 @@ import logging
 import threading
 import time
 import uuid
+from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from datetime import timedelta
@@ -31,6 +32,11 @@ from .kinds import Done, InvalidReply, RunKind, get_kind
 from .models import CachedCall, Endpoint, Run, RunStatus, Unit, UnitStatus
 
 log = logging.getLogger(__name__)
+
+# Replies are stored (one transaction) when this many are waiting or this long has passed.
+SETTLE_BATCH = 16
+SETTLE_EVERY_S = 0.1
+STATUS_EVERY_S = 0.5  # how often a busy executor looks at the run (cancel, budget)
 
 
 def endpoint_config(endpoint: Endpoint) -> EndpointConfig:
@@ -100,11 +106,16 @@ class Executor:
         self.endpoints = {e.pk: e for e in endpoints}
         self.configs = {pk: endpoint_config(e) for pk, e in self.endpoints.items()}
         self.inflight: dict[Future, Work] = {}
+        self.completed: dict[Future, Work] = {}  # replies in, not stored yet
+        # Claimed (leased) units not sent yet, per endpoint: a freed slot takes the next one
+        # without a database round trip. A killed executor's buffer is claimed again later.
+        self.buffer: dict[int, deque[Work]] = {}
         self.slots_held = dict.fromkeys(self.endpoints, 0)
         self.est_unit_cost = float(self.run.plan.get("est_cost_per_unit", 0.0))
         share = max(1, int(getattr(settings, "LLM_EXECUTORS_PER_RUN", 1)))
         # This executor's cap on an endpoint's slots: its share, so parallel executors split them.
         self.slot_cap = {pk: -(-e.max_concurrency // share) for pk, e in self.endpoints.items()}
+        self.buffer = {pk: deque() for pk in self.endpoints}
 
     # ------------------------------------------------------------------ main loop
 
@@ -116,23 +127,31 @@ class Executor:
         try:
             return self._loop(runner)
         finally:
+            self._release_buffer()
             self._drain(runner)
             slots.slots_release(holder=self.token)
             runner.close()
 
     def _loop(self, runner: LoopThread) -> str:
-        started = last_renew = time.monotonic()
+        """Send from the buffer the moment a slot frees (no database in between); settle
+        replies and refill the buffer in batches, so database round trips are per batch."""
+        started = last_renew = last_settle = last_status = time.monotonic()
+        run = self._run_state()
         while True:
-            run = Run.objects.only("status", "cost", "budget_usd").get(pk=self.run_id)
-            sliced = time.monotonic() - started > self.slice_s
+            now = time.monotonic()
+            if now - last_status >= STATUS_EVERY_S or not self.inflight:
+                run, last_status = self._run_state(), now
+            sliced = now - started > self.slice_s
             claiming = run.status == RunStatus.RUNNING and not sliced
             if claiming and self._over_budget(run):
                 Run.objects.filter(pk=self.run_id, status=RunStatus.RUNNING).update(
                     status=RunStatus.BUDGET
                 )
                 claiming = False
-            launched = self._launch_more(runner) if claiming else 0
-            if not self.inflight:
+            if not claiming:
+                self._release_buffer()
+            launched = self._launch_more(runner, claim=claiming)
+            if not self.inflight and not self.completed:
                 if not claiming:
                     return "sliced" if sliced and run.status == RunStatus.RUNNING else "stopped"
                 if not launched:
@@ -140,24 +159,45 @@ class Executor:
                         return "finished"
                     time.sleep(self.poll_s)  # others' units in flight, or leases to run out
                     continue
-            done, _ = wait(list(self.inflight), timeout=self.poll_s, return_when=FIRST_COMPLETED)
-            if done:
-                self._settle(runner, done)
-            if time.monotonic() - last_renew > self.lease_s / 3:
+            if self.inflight:
+                done, _ = wait(
+                    list(self.inflight), timeout=self.poll_s, return_when=FIRST_COMPLETED
+                )
+                for future in done:
+                    self.completed[future] = self.inflight.pop(future)
+                self._send_buffered(runner)  # reuse the freed slots at once
+            now = time.monotonic()
+            if self.completed and (
+                len(self.completed) >= SETTLE_BATCH
+                or now - last_settle >= SETTLE_EVERY_S
+                or not self.inflight
+            ):
+                self._settle(runner)
+                last_settle = now
+            if now - last_renew > self.lease_s / 3:
                 self._renew()
-                last_renew = time.monotonic()
+                last_renew = now
+
+    def _run_state(self) -> Run:
+        return Run.objects.only("status", "cost", "budget_usd").get(pk=self.run_id)
 
     def _over_budget(self, run: Run) -> bool:
         if run.budget_usd is None:
             return False
-        return run.cost + len(self.inflight) * self.est_unit_cost >= run.budget_usd
+        pending = len(self.inflight) + sum(len(b) for b in self.buffer.values())
+        return run.cost + pending * self.est_unit_cost >= run.budget_usd
 
     def _drain(self, runner: LoopThread) -> None:
         """Settle what is still in flight (an exception left it): its calls were paid for."""
-        while self.inflight:
-            done, _ = wait(list(self.inflight), timeout=self.poll_s, return_when=FIRST_COMPLETED)
-            if done:
-                self._settle(runner, done, relaunch=False)
+        while self.inflight or self.completed:
+            if self.inflight:
+                done, _ = wait(
+                    list(self.inflight), timeout=self.poll_s, return_when=FIRST_COMPLETED
+                )
+                for future in done:
+                    self.completed[future] = self.inflight.pop(future)
+            if self.completed:
+                self._settle(runner, relaunch=False)
 
     def _renew(self) -> None:
         until = timezone.now() + timedelta(seconds=self.lease_s)
@@ -184,10 +224,24 @@ class Executor:
     def _in_flight_for(self, endpoint_id: int) -> int:
         return sum(1 for w in self.inflight.values() if w.unit.endpoint_id == endpoint_id)
 
-    def _launch_more(self, runner: LoopThread) -> int:
-        launched = 0
+    def _free(self, endpoint_id: int) -> int:
+        return self.slots_held[endpoint_id] - self._in_flight_for(endpoint_id)
+
+    def _send_buffered(self, runner: LoopThread) -> int:
+        """Fill free slots from the buffer: no database work."""
+        sent = 0
+        for endpoint_id, queue in self.buffer.items():
+            for _ in range(min(len(queue), max(0, self._free(endpoint_id)))):
+                work = queue.popleft()
+                self.inflight[runner.call(self.configs[endpoint_id], work.request)] = work
+                sent += 1
+        return sent
+
+    def _launch_more(self, runner: LoopThread, *, claim: bool) -> int:
+        launched = self._send_buffered(runner)
+        if not claim:
+            return launched
         for endpoint_id, endpoint in self.endpoints.items():
-            busy = self._in_flight_for(endpoint_id)
             cap = self.slot_cap[endpoint_id]
             if self.slots_held[endpoint_id] < cap:
                 self.slots_held[endpoint_id] = slots.slots_acquire(
@@ -196,16 +250,28 @@ class Executor:
                     want=cap - self.slots_held[endpoint_id],
                     lease_s=self.lease_s,
                 )
-            free = self.slots_held[endpoint_id] - busy
-            if free <= 0:
-                continue
-            units = self._claim(endpoint_id, free)
-            if not units and not busy:
+            held, queue = self.slots_held[endpoint_id], self.buffer[endpoint_id]
+            if held <= 0 or len(queue) > held // 2:
+                continue  # enough queued: claim again when it runs low, in one batch
+            busy = self._in_flight_for(endpoint_id)
+            units = self._claim(endpoint_id, 2 * held - busy - len(queue))
+            if not units and not busy and not queue:
                 # Nothing to do here for now: let other processes have the slots.
                 slots.slots_release(holder=self.token, endpoint=endpoint)
                 self.slots_held[endpoint_id] = 0
             launched += self._launch(runner, units)
-        return launched
+        return launched + self._send_buffered(runner)
+
+    def _release_buffer(self) -> None:
+        """Give claimed-but-unsent units back (cancel, budget, end of a slice)."""
+        works = [w for queue in self.buffer.values() for w in queue]
+        if not works:
+            return
+        for queue in self.buffer.values():
+            queue.clear()
+        Unit.objects.filter(
+            id__in=[w.unit.pk for w in works], claim_token=self.token, status=UnitStatus.IN_FLIGHT
+        ).update(status=UnitStatus.PENDING, claim_token="", lease_until=None, sends=F("sends") - 1)
 
     def _claim(self, endpoint_id: int, n: int) -> list[Unit]:
         now = timezone.now()
@@ -260,7 +326,7 @@ class Executor:
         if misses:
             Unit.objects.filter(id__in=[w.unit.pk for w in misses]).update(sends=F("sends") + 1)
         for work in misses:
-            self.inflight[runner.call(self.configs[work.unit.endpoint_id], work.request)] = work
+            self.buffer[work.unit.endpoint_id].append(work)
         for work in hits:
             future: Future = Future()
             future.set_result(_reply_from_cache(cached[work.key]))
@@ -268,11 +334,11 @@ class Executor:
 
     # ------------------------------------------------------------------ storing
 
-    def _settle(self, runner: LoopThread, done: set[Future], *, relaunch: bool = True) -> None:
+    def _settle(self, runner: LoopThread, *, relaunch: bool = True) -> None:
         outcomes: list[Outcome] = []
         repairs: list[Work] = []
-        for future in done:
-            work = self.inflight.pop(future)
+        done, self.completed = self.completed, {}
+        for future, work in done.items():
             try:
                 outcomes.append(Outcome(work, reply=future.result()))
             except CallError as exc:
