@@ -184,6 +184,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    # The LLM SDKs' HTTP clients log every request at INFO: thousands per run.
+    "loggers": {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "httpcore")},
 }
 
 # Pseudonyms in exports are keyed HMACs of the rater's id: stable per deployment, not reversible.
