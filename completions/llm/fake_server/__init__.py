@@ -78,6 +78,11 @@ class FakeServer:
     def stop(self) -> None:
         async def _cleanup() -> None:
             await self._runner.cleanup()
+            # Handlers told to hang are still asleep: end them so none is left pending.
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in others:
+                task.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
 
         asyncio.run_coroutine_threadsafe(_cleanup(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
