@@ -29,4 +29,5 @@ urlpatterns = [
     path("", include("heart_site.writers_urls")),
     path("studio/", include("heart_site.studio.urls")),
     path("studio/", include("ranking.urls")),
+    path("studio/", include("completions.llm.urls")),
 ]

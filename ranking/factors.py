@@ -68,7 +68,12 @@ def factor_structure(judgments: pd.DataFrame) -> dict | None:
         return None
     z = (marks - marks.mean()) / marks.std(ddof=1)
     eigenvalues = np.sort(np.linalg.eigvalsh(np.corrcoef(z.to_numpy(), rowvar=False)))[::-1]
-    loadings = Factor(z.to_numpy(), n_factor=1, method="pa").fit().loadings[:, 0]
+    try:
+        loadings = Factor(z.to_numpy(), n_factor=1, method="pa").fit().loadings[:, 0]
+    except np.linalg.LinAlgError:
+        # Perfectly collinear axes (e.g. a judge marking every axis alike): no factor model,
+        # and the leaderboard must not fail for it.
+        return None
     loadings = loadings if loadings.sum() >= 0 else -loadings  # sign is arbitrary
     overall = complete["overall"]
     mean_z = z.mean(axis=1)

@@ -40,6 +40,7 @@ class Command(BaseCommand):
         self.stdout.write(f"  Writer review:    {base}/studio/{study.slug}/writers/")
         self.stdout.write(f"  Leaderboard:      {base}/studio/{study.slug}/leaderboard/")
         self.stdout.write(f"  Raters:           {base}/studio/{study.slug}/raters/")
+        self.stdout.write(f"  LLM runs:         {base}/studio/{study.slug}/llm/")
         self.stdout.write(f"  Django admin:     {base}/admin/")
         if password is None:
             self.stderr.write(
