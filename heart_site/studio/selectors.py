@@ -10,6 +10,7 @@ from django.db.models.functions import Coalesce
 
 from annotation.models import Judgment, Pair, Rater
 from annotation.selectors import rater_stats
+from completions.llm.models import Run
 from completions.models import Completion, DialogueContext, Study, System, SystemKind
 from completions.writing.models import Writing
 from heart_site.models import ImportJob
@@ -59,6 +60,11 @@ def study_checklist(*, study: Study) -> list[ChecklistRow]:
     )
     raters = rater_counts(study=study)
     writer_target = n_contexts * study.writers_per_context
+    runs = Run.objects.filter(study=study).aggregate(
+        n=Count("id"),
+        finished=Count("id", filter=Q(status="finished")),
+        running=Count("id", filter=Q(status="running")),
+    )
     writings = Writing.objects.filter(study=study).aggregate(
         pending=Count("id", filter=Q(status=Writing.Status.PENDING)),
         rejected=Count("id", filter=Q(status=Writing.Status.REJECTED)),
@@ -86,6 +92,12 @@ def study_checklist(*, study: Study) -> list[ChecklistRow]:
                 f"accepted; {writings['pending']} awaiting review, "
                 f"{writings['rejected']} rejected, {writings['flagged']} flagged"
             ),
+        ),
+        ChecklistRow(
+            "llm_runs", "LLM runs", runs["finished"], None, runs["finished"] > 0,
+            "Generate model completions or run LLM judges (optional)", f"{base}llm/",
+            optional=True,
+            detail=f"finished; {runs['running']} running, {runs['n']} in all",
         ),
         ChecklistRow(
             "pairs", "Pairs", pairs["n"], None, pairs["n"] > 0,

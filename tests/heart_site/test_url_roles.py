@@ -24,6 +24,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from annotation.access import RATER_COOKIE, rater_cookie_value
 from annotation.services import assignment_next, rater_join
 from completions.access import STUDY_ADMINS, WRITERS
+from completions.llm.models import Run
 from completions.writing.services import (
     writer_consent,
     writer_enter,
@@ -48,6 +49,7 @@ URL_KWARGS = {
     "ranking:plot": {"name": "forest", "fmt": "svg"},
     "ranking:table": {"name": "leaderboard"},
     "studio:judgments": {"fmt": "csv"},
+    "llm:run-action": {"action": "cancel"},
 }
 # Per URL namespace, for keywords whose value depends on the area (writer links, texts).
 NAMESPACE_KWARGS = {
@@ -57,6 +59,7 @@ NAMESPACE_KWARGS = {
     },
     "writers": {"token": lambda f: f["writing"].token},
     "studio": {"pk": lambda f: f["import_job"].pk},
+    "llm": {"run_id": lambda f: f["llm_run"].pk},
 }
 ROLES = ("anonymous", "rater", "writer", "user", "staff", "study_admin")
 # Who may use a page of each declared role (besides everyone for "public").
@@ -156,6 +159,7 @@ def fixture() -> dict:
         "writer_user": writer_user,
         "writing": writing_next(writer=writer),
         "import_job": ImportJob.objects.create(study=study, kind="contexts", filename="c.jsonl"),
+        "llm_run": Run.objects.create(study=study, kind="judge"),
     }
 
 

@@ -43,3 +43,17 @@ def test_counts_follow_pairs_raters_and_judgments():
     rows = study_checklist(study=study)
     assert next_step_row(rows) is None  # every pair full: nothing left to set up
     assert [r.key for r in checklist_rows(rows, "pairs", "contexts")] == ["contexts", "pairs"]
+
+
+def test_llm_runs_and_writers_have_rows_of_their_own():
+    from completions.llm.models import Run
+
+    study = build_study(n_contexts=2, quota=1, writers_per_context=1)
+    Run.objects.create(study=study, kind="judge", status="finished")
+    Run.objects.create(study=study, kind="generate", status="running")
+    rows = _by_key(study)
+    assert rows["llm_runs"].count == 1 and rows["llm_runs"].optional
+    assert rows["llm_runs"].detail == "finished; 1 running, 2 in all"
+    assert rows["human_completions"].detail == (
+        "accepted; 0 awaiting review, 0 rejected, 0 flagged"
+    )
