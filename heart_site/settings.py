@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "completions",
     "annotation",
+    "labelling",
     "ranking",
     "heart_site",  # wires the apps together: the demo loader
 ]

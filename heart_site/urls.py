@@ -22,4 +22,5 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("", include("annotation.urls")),
     path("studio/", include("ranking.urls")),
+    path("", include("labelling.urls")),
 ]

@@ -1,0 +1,9 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class LabellingConfig(AppConfig):
+    name = "labelling"
+    verbose_name = "Strategy labels"
+    default_auto_field = "django.db.models.BigAutoField"
