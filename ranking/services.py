@@ -425,7 +425,10 @@ def leaderboard_current(
     """
     state = state or selectors.judgments_state(study)
     key = _cache_key(study, judges, subset, state)
-    recent_key = _cache_key(study, judges, subset, {"recent": True})
+    recent = {"recent": True}
+    if state.get("labels"):  # a new label set is not "one more judgment": it shows at once
+        recent["labels"] = state["labels"]
+    recent_key = _cache_key(study, judges, subset, recent)
     result = cache.get(key) or cache.get(recent_key)
     if result is None:
         result = _leaderboard_fresh(study, judges=judges, subset=subset, state=state)
