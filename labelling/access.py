@@ -22,7 +22,8 @@ def labeller_required(view):
     @wraps(view)
     def wrapper(request, *args, **kwargs):
         if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
+            # Labellers are not staff: they sign in on the labelling page, not the admin's.
+            return redirect_to_login(request.get_full_path(), login_url="labelling:login")
         if not is_labeller(request.user):
             raise PermissionDenied("Labellers only.")
         return view(request, *args, **kwargs)

@@ -7,6 +7,7 @@ from . import views
 app_name = "labelling"
 urlpatterns = [
     path("labelling/", views.labeller_home, name="home"),
+    path("labelling/login/", views.labeller_login, name="login"),
     path("labelling/<str:token>/", views.label_next, name="next"),
     path("studio/<slug:slug>/strategies/samples/new/", views.sample_new, name="sample-new"),
     path("studio/<slug:slug>/strategies/samples/<int:pk>/", views.sample_page, name="sample"),

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.contrib.auth.views import LoginView
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from completions import strategies
-from completions.access import access_study_for_admin, study_admin_required
+from completions.access import access_study_for_admin, role, study_admin_required
 
 from . import selectors, services
 from .access import labeller_required
@@ -16,6 +17,10 @@ from .forms import AdjudicationForm, SampleForm, StrategyLabelForm
 from .models import LabelSet, SampleItem, ValidationSample
 
 # --------------------------------------------------------------------------- labellers
+
+labeller_login = role("public")(
+    LoginView.as_view(template_name="labelling/login.html", redirect_authenticated_user=True)
+)
 
 
 @require_GET

@@ -1,0 +1,42 @@
+"""A labeller signs in, labels a sampled response on a phone or a desktop; axe-clean."""
+
+from __future__ import annotations
+
+import pytest
+
+from labelling import services
+from labelling.models import HumanLabel
+from tests.conftest import assert_accessible
+from tests.labelling.helpers import PASSWORD, SYSTEM_NAMES, build_labelled_study, user
+
+pytestmark = [pytest.mark.browser]
+
+
+@pytest.fixture
+def sample(transactional_db, postgres):
+    study = build_labelled_study(slug="label-ui")
+    user("ann", labeller=True)
+    return services.sample_create(study=study, size=2)
+
+
+def test_a_labeller_labels_a_response(page, sample):
+    page.goto("/labelling/")
+    assert "/labelling/login/" in page.url
+    assert_accessible(page)
+    page.fill("#id_username", "ann")
+    page.fill("#id_password", PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url("**/labelling/")
+    assert_accessible(page)
+    page.get_by_role("link", name=sample.name).click()
+    page.wait_for_selector("#response-text")
+    assert_accessible(page)
+    content = page.content()
+    assert not any(secret in content for secret in SYSTEM_NAMES)
+    page.get_by_label("Reflective Statements").check()
+    page.get_by_label("Affirmation").check()
+    page.get_by_role("button", name="Save and next").click()
+    page.wait_for_selector("text=Saved.")
+    assert_accessible(page)
+    label = HumanLabel.objects.get()
+    assert label.present == ["Affirmation", "Reflective Statements"]
