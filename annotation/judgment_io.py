@@ -20,7 +20,8 @@ written in one transaction with bulk inserts; any error leaves the database as i
   ["dropped_tie_strength"] and counted in the report.
 - Pair.n_judgments counts human judgments; an import that would pass a pair's quota raises the
   quota to fit (judgments made elsewhere are facts).
-- Idempotent: (pair, judge) is unique; an identical verdict already stored is skipped, a
+- Idempotent: (pair, judge) is unique for a human, (pair, judge, shown order) for an LLM
+  judge; an identical verdict already stored is skipped, a
   different one is an error naming the line. Rows with "quality_check": true are skipped and
   counted: their gold items live on the other platform (their "excluded" still applies).
 
@@ -374,11 +375,12 @@ def _verdict(winner, strength, strength_max, axes, shown_left) -> tuple:
 
 def _judgments(study, records, pairs, raters, report) -> None:
     stored = {
-        (p, j): _verdict(*v)
-        for p, j, *v in Judgment.objects.filter(study=study, pair__isnull=False)
+        _key(p, j, kind, v[-1]): _verdict(*v)
+        for p, j, kind, *v in Judgment.objects.filter(study=study, pair__isnull=False)
         .values_list(
             "pair_id",
             "judge",
+            "judge_kind",
             "winner",
             "strength",
             "strength_max",
@@ -387,12 +389,12 @@ def _judgments(study, records, pairs, raters, report) -> None:
         )
         .iterator(chunk_size=BATCH)
     }
-    new: dict[tuple[int, str], tuple[JudgmentRecord, Judgment]] = {}
+    new: dict[tuple[int, str, str], tuple[JudgmentRecord, Judgment]] = {}
     for r, pair in zip(records, pairs, strict=True):
         rater = raters.get(r.judge) if r.judge_kind == JudgeKind.HUMAN else None
         judge = rater.pseudonym if rater else r.judge
         verdict = _verdict(r.winner, r.strength, r.strength_max, r.axes, r.shown_left)
-        key = (pair.pk, judge)
+        key = _key(pair.pk, judge, r.judge_kind, r.shown_left)
         before = stored.get(key) or (_record_verdict(new[key][0]) if key in new else None)
         if before is not None:
             if before != verdict:
@@ -408,6 +410,11 @@ def _judgments(study, records, pairs, raters, report) -> None:
     report.created = len(new)
     human = Counter(j.pair_id for r, j in new.values() if r.judge_kind == JudgeKind.HUMAN)
     report.quotas_raised = _count_human(human)
+
+
+def _key(pair_id: int, judge: str, kind: str, shown_left: str | None) -> tuple[int, str, str]:
+    """A human judges a pair once; an LLM judge once per order shown (position swap)."""
+    return (pair_id, judge, (shown_left or "") if kind == JudgeKind.LLM else "")
 
 
 def _record_verdict(r: JudgmentRecord) -> tuple:

@@ -219,3 +219,28 @@ class Completion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.system} on {self.context}"
+
+
+DEFAULT_SUPPORTER_PROMPT = (
+    "You are a supportive listener in an emotional-support conversation. Reply to the seeker's "
+    "last message in 1-3 sentences, in a natural, spoken tone: acknowledge their feelings first, "
+    "stay with what they said, and do not give medical or legal advice."
+)
+
+
+class SupporterPrompt(models.Model):
+    """The system prompt of model completions (paper 9.4), editable per study and versioned:
+    an edit adds a version, and every generated completion names the version it used."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="supporter_prompts")
+    version = models.PositiveIntegerField()
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "version"], name="supporter_prompt_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study} prompt v{self.version}"
