@@ -25,16 +25,25 @@ def variant_external_id(source: DialogueContext, profile: str) -> str:
     return f"{source.external_id}-adv-{profile.lower()}"
 
 
-@transaction.atomic
 def adversarial_context_create(
     *, source: DialogueContext, profile: str, raw_reply: str, provenance: dict | None = None
 ) -> DialogueContext:
     """Check a rewrite against the acceptance rules and store it as an adversarial context.
 
-    Raises adversarial.RewriteRejected (with every reason) when a rule is broken. Storing the
-    same source and profile twice returns the first variant: a re-run never doubles it.
+    Raises adversarial.RewriteRejected (with every reason) when a rule is broken.
     """
     turns = adversarial.rewrite_parse(raw_reply, source.turns)
+    return adversarial_turns_store(
+        source=source, profile=profile, turns=turns, provenance=provenance
+    )
+
+
+@transaction.atomic
+def adversarial_turns_store(
+    *, source: DialogueContext, profile: str, turns: list[dict], provenance: dict | None = None
+) -> DialogueContext:
+    """Store accepted turns as a new adversarial context linked to ``source``. Storing the
+    same source and profile twice returns the first variant: a re-run never doubles it."""
     hostility = [t["hostility"] for t in turns if t["speaker"] == "seeker"]
     variant, _ = DialogueContext.objects.get_or_create(
         study=source.study,

@@ -23,8 +23,7 @@ class LabelSetStatus(models.TextChoices):
 class LabelSet(models.Model):
     """One labelling of a study's completions: an LLM label run, or imported labels.
 
-    ``run_id`` names the engine's run that produced it (a plain id until the run/unit engine
-    is merged; then it becomes a foreign key).
+    ``run`` is the engine's label run that produced it (none for imported labels).
     """
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="label_sets")
@@ -33,7 +32,9 @@ class LabelSet(models.Model):
     status = models.CharField(
         max_length=8, choices=LabelSetStatus.choices, default=LabelSetStatus.RUNNING
     )
-    run_id = models.BigIntegerField(null=True, blank=True)
+    run = models.ForeignKey(
+        "llm.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="label_sets"
+    )
     labeller = models.CharField(max_length=200, blank=True, help_text="Endpoint or source name.")
     taxonomy_version = models.CharField(max_length=40)
     taxonomy_hash = models.CharField(max_length=64)

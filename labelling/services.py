@@ -33,14 +33,14 @@ def label_set_create(
     name: str,
     labeller: str = "",
     kind: str = LabelSetKind.LLM,
-    run_id: int | None = None,
+    run=None,
 ) -> LabelSet:
     return LabelSet.objects.create(
         study=study,
         name=name,
         kind=kind,
         labeller=labeller,
-        run_id=run_id,
+        run=run,
         taxonomy_version=strategies.TAXONOMY_VERSION,
         taxonomy_hash=strategies.TAXONOMY_HASH,
         prompt_version=strategies.PROMPT_VERSION if kind == LabelSetKind.LLM else "",
