@@ -27,11 +27,11 @@ def build_labelled_study(slug: str = "strat", n_contexts: int = 4) -> Study:
     ]
     for i in range(n_contexts):
         context = DialogueContextFactory(study=study, external_id=f"ctx-{i}")
-        for system in systems:
+        for j, system in enumerate(systems):
             Completion.objects.create(
                 context=context,
                 system=system,
-                text=f"It sounds like you're overwhelmed ({i}). You've shown resilience.",
+                text=f"It sounds like you're overwhelmed ({i}.{j}). You've shown resilience.",
                 metadata={"strategies": ["Questions"]},
             )
     return study
