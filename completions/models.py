@@ -89,6 +89,17 @@ class Study(models.Model):
     pairs_per_context = models.PositiveIntegerField(null=True, blank=True)
     pair_seed = models.BigIntegerField(default=0)
 
+    # LLM judges judge each pair in both orders; the leaderboard counts both games, or only
+    # consistent verdicts (a pair whose two orders disagree counts as one tie).
+    llm_games = models.CharField(
+        max_length=16,
+        choices=[
+            ("both", "Both orders count as two games"),
+            ("consistent", "Consistent verdicts only (a disagreement is a tie)"),
+        ],
+        default="both",
+    )
+
     class Meta:
         verbose_name_plural = "studies"
         constraints = [

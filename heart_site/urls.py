@@ -22,5 +22,6 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("", include("annotation.urls")),
     path("studio/", include("ranking.urls")),
+    path("studio/", include("completions.llm.urls")),
     path("", include("labelling.urls")),
 ]

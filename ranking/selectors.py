@@ -147,6 +147,8 @@ def judgments_state(study: Study) -> dict:
         "n": state["n"],
         "excluded": [excluded["n"], int(excluded["ids"] or 0)],
         "labels": label_state(study),
+        # A study option that changes what is counted (LLM games) is an input too.
+        "llm_games": getattr(study, "llm_games", "both"),
     }
 
 

@@ -129,14 +129,20 @@ def _plan_summary(plan, endpoints: list[Endpoint]) -> dict[str, Any]:
     }
 
 
-def run_start(*, run: Run) -> bool:
-    """Planned -> running, then hand it to a worker once the transaction commits."""
+def run_start(*, run: Run, dispatch: bool = True) -> bool:
+    """Planned -> running, then (unless the caller executes it itself) hand it to a worker
+    once the transaction commits."""
     changed = Run.objects.filter(pk=run.pk, status=RunStatus.PLANNED).update(
         status=RunStatus.RUNNING, started_at=timezone.now()
     )
-    if changed:
+    if changed and dispatch:
         transaction.on_commit(lambda: run_dispatch(run_id=run.pk))
     return bool(changed)
+
+
+def runs_execute_inline() -> bool:
+    """True where no worker exists (eager Celery): a CLI runs the executor itself."""
+    return bool(getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False))
 
 
 def run_dispatch(*, run_id: int) -> None:

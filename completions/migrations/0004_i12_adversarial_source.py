@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('completions', '0003_i8_supporter_prompt'),
+        ('completions', '0003_i8_llm_settings'),
     ]
 
     operations = [

@@ -67,7 +67,10 @@ def start(request: web.Request, body: dict[str, Any], prompt_parts: list[Any], s
     model = str(body.get("model", ""))
     behaviour = behaviour_mod.parse(model, request.headers.get("X-Fake-Behaviour"))
     prompt = json.dumps(prompt_parts, sort_keys=True, ensure_ascii=False)
-    prompt_hash = hashlib.sha256(prompt.encode()).hexdigest()[:16]
+    # Attempts are counted per conversation (system + first message): a repair request that
+    # appends to it is the same unit's second attempt.
+    root = json.dumps(prompt_parts[:2], sort_keys=True, ensure_ascii=False)
+    prompt_hash = hashlib.sha256(root.encode()).hexdigest()[:16]
     attempt = request.app[STATE].count(behaviour.base_model, prompt_hash)
     return Exchange(
         behaviour=behaviour,
