@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 from completions.access import access_study_for_admin, study_admin_required
 
 from . import selectors, services
+from .batch.selectors import batches_for_run
 from .forms import EndpointForm, RunLaunchForm
 from .models import Run, RunStatus
 
@@ -79,6 +80,7 @@ def run_page(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
         "failures": selectors.run_failures(run),
         "key_problems": [p for e in run.endpoints.all() if (p := services.endpoint_key_problem(e))],
         "endpoint_names": ", ".join(sorted(e.name for e in run.endpoints.all())),
+        "batches": batches_for_run(run),
     }
     fragment = request.htmx and not request.htmx.history_restore_request
     return render(request, "llm/run.html#progress" if fragment else "llm/run.html", context)

@@ -161,3 +161,16 @@ def test_batch_mode_is_refused_for_adversarial_runs(fake_llm):
     )
     with pytest.raises(batch_services.BatchError, match="batch mode is for"):
         batch_services.batch_run_start(run=run)
+
+
+def test_the_run_page_shows_the_batch_state(fake_llm, client):
+    from django.urls import reverse
+
+    from tests.labelling.helpers import user
+
+    study = build_labelled_study(n_contexts=1)
+    run, (batch,) = _batch_run(study, "label", [endpoint(fake_llm, "batch-page")])
+    client.force_login(user("lead", admin=True))
+    page = client.get(reverse("llm:run", args=[study.slug, run.pk])).content.decode()
+    assert "Provider batches" in page and batch.provider_batch_id in page
+    assert "Submitted" in page

@@ -43,8 +43,9 @@ class BatchError(ValueError):
     pass
 
 
-def batch_run_start(*, run: Run) -> bool:
-    """Planned -> running in batch mode; the submission runs once the transaction commits."""
+def batch_run_start(*, run: Run, submit: bool = True) -> bool:
+    """Planned -> running in batch mode; the submission task runs once the transaction
+    commits (unless the caller submits itself: the CLI in the embedded default)."""
     if run.kind not in BATCH_KINDS:
         raise BatchError(f"batch mode is for {', '.join(BATCH_KINDS)} runs, not {run.kind!r}")
     changed = Run.objects.filter(pk=run.pk, status=RunStatus.PLANNED).update(
@@ -52,7 +53,7 @@ def batch_run_start(*, run: Run) -> bool:
         started_at=timezone.now(),
         params={**run.params, "batch": True},
     )
-    if changed:
+    if changed and submit:
         from .tasks import llm_batch_submit
 
         transaction.on_commit(lambda: llm_batch_submit.delay(run.pk))
@@ -194,14 +195,20 @@ def _from_cache(call: CachedCall) -> LLMReply:
     )
 
 
-def batches_poll() -> list[int]:
-    """Look at every submitted batch; ingest those that ended. Returns the ingested ids."""
+def batches_pending(run: Run) -> bool:
+    return ProviderBatch.objects.filter(run=run, status=BatchStatus.SUBMITTED).exists()
+
+
+def batches_poll(*, run: Run | None = None, dispatch: bool = True) -> list[int]:
+    """Look at every submitted batch (of ``run``, or all); ingest those that ended and hand
+    their runs back to the normal path (unless the caller executes the run itself)."""
     ingested = []
-    for batch in ProviderBatch.objects.filter(status=BatchStatus.SUBMITTED).select_related(
-        "endpoint"
-    ):
+    batches = ProviderBatch.objects.filter(status=BatchStatus.SUBMITTED).select_related("endpoint")
+    if run is not None:
+        batches = batches.filter(run=run)
+    for batch in batches:
         try:
-            if batch_poll(batch=batch):
+            if batch_poll(batch=batch, dispatch=dispatch):
                 ingested.append(batch.pk)
         except Exception as exc:  # one provider's outage must not stop the others' polling
             log.warning("polling %s failed: %s", batch, exc)
@@ -211,7 +218,7 @@ def batches_poll() -> list[int]:
     return ingested
 
 
-def batch_poll(*, batch: ProviderBatch) -> bool:
+def batch_poll(*, batch: ProviderBatch, dispatch: bool = True) -> bool:
     config = endpoint_config(batch.endpoint)
     seen = providers.look(config, batch.provider_batch_id)
     batch.provider_status, batch.checked_at = seen.status, timezone.now()
@@ -219,11 +226,13 @@ def batch_poll(*, batch: ProviderBatch) -> bool:
         batch.save(update_fields=["provider_status", "checked_at"])
         return False
     results = providers.results(config, batch.provider_batch_id)
-    batch_ingest(batch=batch, results=results)
+    batch_ingest(batch=batch, results=results, dispatch=dispatch)
     return True
 
 
-def batch_ingest(*, batch: ProviderBatch, results: list[providers.BatchResult]) -> None:
+def batch_ingest(
+    *, batch: ProviderBatch, results: list[providers.BatchResult], dispatch: bool = True
+) -> None:
     """Store what succeeded; everything else goes back to the normal path."""
     if not ProviderBatch.objects.filter(pk=batch.pk, status=BatchStatus.SUBMITTED).update(
         status=BatchStatus.INGESTED
@@ -246,4 +255,5 @@ def batch_ingest(*, batch: ProviderBatch, results: list[providers.BatchResult]) 
     batch.ended_at = timezone.now()
     batch.save()
     # The normal path takes what came back, then finishes the run (on_finish included).
-    transaction.on_commit(lambda: run_dispatch(run_id=run.pk))
+    if dispatch:
+        transaction.on_commit(lambda: run_dispatch(run_id=run.pk))
