@@ -84,14 +84,14 @@ def anthropic_params(model: str, request: LLMRequest) -> dict[str, Any]:
 def submit(config: EndpointConfig, requests: dict[str, LLMRequest]) -> tuple[str, str]:
     """Send the requests (custom_id -> request); returns (batch id, input file id or "")."""
     if config.provider == "anthropic":
-        batch = _anthropic(config).messages.batches.create(
-            requests=[
-                {"custom_id": key, "params": anthropic_params(config.model, request)}
-                for key, request in requests.items()
-            ]
-        )
+        with _anthropic(config) as client:
+            batch = client.messages.batches.create(
+                requests=[
+                    {"custom_id": key, "params": anthropic_params(config.model, request)}
+                    for key, request in requests.items()
+                ]
+            )
         return batch.id, ""
-    client = _openai(config)
     lines = [
         json.dumps(
             {
@@ -103,37 +103,40 @@ def submit(config: EndpointConfig, requests: dict[str, LLMRequest]) -> tuple[str
         )
         for key, request in requests.items()
     ]
-    upload = client.files.create(
-        file=("requests.jsonl", io.BytesIO(("\n".join(lines) + "\n").encode())), purpose="batch"
-    )
-    batch = client.batches.create(
-        input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h"
-    )
+    with _openai(config) as client:
+        upload = client.files.create(
+            file=("requests.jsonl", io.BytesIO(("\n".join(lines) + "\n").encode())),
+            purpose="batch",
+        )
+        batch = client.batches.create(
+            input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h"
+        )
     return batch.id, upload.id
 
 
 def look(config: EndpointConfig, batch_id: str) -> BatchLook:
     if config.provider == "anthropic":
-        batch = _anthropic(config).messages.batches.retrieve(batch_id)
+        with _anthropic(config) as client:
+            batch = client.messages.batches.retrieve(batch_id)
         return BatchLook(batch.processing_status, batch.processing_status == "ended")
-    batch = _openai(config).batches.retrieve(batch_id)
+    with _openai(config) as client:
+        batch = client.batches.retrieve(batch_id)
     return BatchLook(batch.status, batch.status in OPENAI_ENDED)
 
 
 def results(config: EndpointConfig, batch_id: str) -> list[BatchResult]:
+    # The client lives until the streamed results are read (a collected client closes them).
     if config.provider == "anthropic":
-        return [
-            _anthropic_result(entry)
-            for entry in _anthropic(config).messages.batches.results(batch_id)
-        ]
-    client = _openai(config)
-    batch = client.batches.retrieve(batch_id)
-    found: list[BatchResult] = []
-    for file_id in (batch.output_file_id, batch.error_file_id):
-        if file_id:
-            text = client.files.content(file_id).text
-            found.extend(_openai_result(json.loads(line)) for line in text.splitlines() if line)
-    return found
+        with _anthropic(config) as client:
+            return [_anthropic_result(e) for e in client.messages.batches.results(batch_id)]
+    with _openai(config) as client:
+        batch = client.batches.retrieve(batch_id)
+        found: list[BatchResult] = []
+        for file_id in (batch.output_file_id, batch.error_file_id):
+            if file_id:
+                text = client.files.content(file_id).text
+                found.extend(_openai_result(json.loads(line)) for line in text.splitlines() if line)
+        return found
 
 
 def _openai_result(line: dict[str, Any]) -> BatchResult:
