@@ -195,6 +195,7 @@ def judge_request(turns: list[dict[str, str]], first: str, second: str) -> LLMRe
         max_tokens=600,
         schema=VERDICT_SCHEMA,
         schema_name="heart_verdict",
+        stream=False,  # a verdict needs no time to first token
     )
 
 

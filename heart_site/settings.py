@@ -157,8 +157,8 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 # LLM calls and refits on separate queues so a long judge run never delays a nightly refit.
 CELERY_TASK_ROUTES = {
     "completions.tasks.*": {"queue": "llm"},
-    "completions.llm.tasks.*": {"queue": "llm"},
-    "completions.llm.batch.tasks.*": {"queue": "llm"},
+    "completions.llm.tasks.*": {"queue": env.str("LLM_QUEUE", default="llm")},
+    "completions.llm.batch.tasks.*": {"queue": env.str("LLM_QUEUE", default="llm")},
     "annotation.tasks.llm_*": {"queue": "llm"},
     "ranking.tasks.*": {"queue": "refit"},
 }
@@ -182,6 +182,8 @@ CELERY_BEAT_SCHEDULE = {
 LLM_LEASE_SECONDS = env.float("LLM_LEASE_SECONDS", default=60.0)
 LLM_POLL_SECONDS = env.float("LLM_POLL_SECONDS", default=0.2)
 LLM_SLICE_SECONDS = env.float("LLM_SLICE_SECONDS", default=20 * 60.0)
+# Executor tasks per run: each takes its share of an endpoint's slots (more CPU for one run).
+LLM_EXECUTORS_PER_RUN = env.int("LLM_EXECUTORS_PER_RUN", default=1)
 # Embedded default (eager Celery): run on a background thread so pages can show progress.
 LLM_EAGER_THREAD = env.bool("LLM_EAGER_THREAD", default=True)
 # Provider batch APIs (OpenAI Batch, Anthropic Message Batches) charge this share of the price.

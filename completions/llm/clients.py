@@ -59,6 +59,9 @@ class LLMRequest:
     max_tokens: int = 512
     schema: dict[str, Any] | None = None
     schema_name: str = "reply"
+    # Streamed calls measure the time to first token (completions); a judge needs none, and a
+    # whole reply costs the client about half the CPU of a stream.
+    stream: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -123,7 +126,11 @@ async def complete(pool: ClientPool, endpoint: EndpointConfig, request: LLMReque
     try:
         client = pool.get(endpoint)
         if endpoint.provider == "anthropic":
+            if not request.stream:
+                return await _anthropic_whole(client, endpoint, request)
             return await _anthropic(client, endpoint, request)
+        if not request.stream:
+            return await _openai_whole(client, endpoint, request)
         return await _openai(client, endpoint, request)
     except CallError:
         raise
@@ -145,21 +152,65 @@ async def complete(pool: ClientPool, endpoint: EndpointConfig, request: LLMReque
         raise CallError("connection", f"stream broke: {exc!r}") from exc
 
 
-async def _openai(client: Any, endpoint: EndpointConfig, request: LLMRequest) -> LLMReply:
+def _openai_kwargs(endpoint: EndpointConfig, request: LLMRequest) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "model": endpoint.model,
         "messages": [{"role": "system", "content": request.system}, *request.messages],
         "temperature": request.temperature,
         "top_p": request.top_p,
         "max_tokens": request.max_tokens,
-        "stream": True,
-        "stream_options": {"include_usage": True},
     }
     if request.schema is not None:
         kwargs["response_format"] = {
             "type": "json_schema",
             "json_schema": {"name": request.schema_name, "schema": request.schema, "strict": True},
         }
+    return kwargs
+
+
+async def _openai_whole(client: Any, endpoint: EndpointConfig, request: LLMRequest) -> LLMReply:
+    start = time.perf_counter()
+    completion = await client.chat.completions.create(**_openai_kwargs(endpoint, request))
+    choice = completion.choices[0]
+    return LLMReply(
+        text=choice.message.content or "",
+        latency_ms=(time.perf_counter() - start) * 1000,
+        tokens_in=completion.usage.prompt_tokens if completion.usage else 0,
+        tokens_out=completion.usage.completion_tokens if completion.usage else 0,
+        model_reported=completion.model or "",
+        request_id=getattr(completion, "_request_id", None) or completion.id or "",
+        finish_reason=choice.finish_reason or "stop",
+    )
+
+
+async def _anthropic_whole(client: Any, endpoint: EndpointConfig, request: LLMRequest) -> LLMReply:
+    kwargs: dict[str, Any] = {
+        "model": endpoint.model,
+        "system": request.system,
+        "messages": request.messages,
+        "max_tokens": request.max_tokens,
+    }
+    if request.schema is not None:
+        kwargs["output_config"] = {"format": {"type": "json_schema", "schema": request.schema}}
+    start = time.perf_counter()
+    message = await client.messages.create(**kwargs)
+    return LLMReply(
+        text="".join(block.text for block in message.content if block.type == "text"),
+        latency_ms=(time.perf_counter() - start) * 1000,
+        tokens_in=message.usage.input_tokens or 0,
+        tokens_out=message.usage.output_tokens or 0,
+        model_reported=message.model or "",
+        request_id=getattr(message, "_request_id", None) or message.id or "",
+        finish_reason=message.stop_reason or "end_turn",
+    )
+
+
+async def _openai(client: Any, endpoint: EndpointConfig, request: LLMRequest) -> LLMReply:
+    kwargs = {
+        **_openai_kwargs(endpoint, request),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     start = time.perf_counter()
     stream = await client.chat.completions.create(**kwargs)
     reply = LLMReply(text="", request_id=stream.response.headers.get("x-request-id", ""))

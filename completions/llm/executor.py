@@ -102,6 +102,9 @@ class Executor:
         self.inflight: dict[Future, Work] = {}
         self.slots_held = dict.fromkeys(self.endpoints, 0)
         self.est_unit_cost = float(self.run.plan.get("est_cost_per_unit", 0.0))
+        share = max(1, int(getattr(settings, "LLM_EXECUTORS_PER_RUN", 1)))
+        # This executor's cap on an endpoint's slots: its share, so parallel executors split them.
+        self.slot_cap = {pk: -(-e.max_concurrency // share) for pk, e in self.endpoints.items()}
 
     # ------------------------------------------------------------------ main loop
 
@@ -194,11 +197,12 @@ class Executor:
         launched = 0
         for endpoint_id, endpoint in self.endpoints.items():
             busy = self._in_flight_for(endpoint_id)
-            if self.slots_held[endpoint_id] < endpoint.max_concurrency:
+            cap = self.slot_cap[endpoint_id]
+            if self.slots_held[endpoint_id] < cap:
                 self.slots_held[endpoint_id] = slots.slots_acquire(
                     endpoint,
                     holder=self.token,
-                    want=endpoint.max_concurrency - self.slots_held[endpoint_id],
+                    want=cap - self.slots_held[endpoint_id],
                     lease_s=self.lease_s,
                 )
             free = self.slots_held[endpoint_id] - busy

@@ -154,7 +154,10 @@ def run_dispatch(*, run_id: int) -> None:
     if eager and getattr(settings, "LLM_EAGER_THREAD", True):
         threading.Thread(target=_execute_in_thread, args=(run_id,), daemon=True).start()
     else:
-        llm_run_execute.delay(run_id)
+        # Several executors may share a run (each takes its share of the endpoint's slots),
+        # so one run's client-side CPU spreads over the worker's processes.
+        for _ in range(max(1, int(getattr(settings, "LLM_EXECUTORS_PER_RUN", 1)))):
+            llm_run_execute.delay(run_id)
 
 
 def _execute_in_thread(run_id: int) -> None:

@@ -24,9 +24,6 @@ def llm_runs_resume() -> list[int]:
 
 @worker_ready.connect
 def _resume_after_restart(sender=None, **kwargs) -> None:
-    """A worker that (re)starts picks up running runs whose executor may have died with it."""
-    queues = (
-        {q.name for q in getattr(sender.consumer.task_consumer, "queues", [])} if sender else set()
-    )
-    if not queues or "llm" in queues:
-        llm_runs_resume.delay()
+    """A worker that (re)starts picks up running runs whose executor may have died with it
+    (queued on the LLM queue: a refit-only worker just passes it on)."""
+    llm_runs_resume.delay()

@@ -61,7 +61,9 @@ class FakeServer:
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
-        self._runner = web.AppRunner(self.app, handle_signals=False, shutdown_timeout=0.5)
+        self._runner = web.AppRunner(
+            self.app, handle_signals=False, shutdown_timeout=0.5, access_log=None
+        )
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
         self._loop.run_until_complete(site.start())

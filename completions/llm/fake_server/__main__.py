@@ -15,7 +15,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args()
     print(f"Fake LLM server on http://{args.host}:{args.port} (OpenAI: /v1, Anthropic: /)")
-    web.run_app(create_app(), host=args.host, port=args.port, print=None, backlog=1024)
+    web.run_app(
+        create_app(), host=args.host, port=args.port, print=None, backlog=1024, access_log=None
+    )
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -35,7 +36,7 @@ async def messages(request: web.Request) -> web.StreamResponse:
     bad = ex.behaviour.bad
     bad_http = bool(bad and bad.value == "http" and bad.applies(ex.attempt))
     if not ex.stream:
-        return _whole(ex, bad_http)
+        return await _whole(ex, bad_http)
     pieces = ex.pieces()
     message = {
         "id": f"msg_{ex.prompt_hash}",
@@ -72,7 +73,8 @@ async def messages(request: web.Request) -> web.StreamResponse:
     return await core.stream_events(request, ex, head, frames, tail)
 
 
-def _whole(ex: core.Exchange, bad_http: bool) -> web.Response:
+async def _whole(ex: core.Exchange, bad_http: bool) -> web.Response:
+    await asyncio.sleep(ex.behaviour.ttft_ms / 1000)  # the whole reply's delay
     if bad_http:
         return web.Response(text="{not json", content_type="application/json")
     text = ex.text()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -56,7 +57,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     bad_http = ex.behaviour.bad and ex.behaviour.bad.value == "http"
     bad_http = bad_http and ex.behaviour.bad.applies(ex.attempt)
     if not ex.stream:
-        return _whole(ex, headers, bool(bad_http))
+        return await _whole(ex, headers, bool(bad_http))
     pieces = ex.pieces()
     usage = {
         "prompt_tokens": ex.tokens_in,
@@ -71,7 +72,8 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     return await core.stream_events(request, ex, head, frames, tail, headers)
 
 
-def _whole(ex: core.Exchange, headers: dict[str, str], bad_http: bool) -> web.Response:
+async def _whole(ex: core.Exchange, headers: dict[str, str], bad_http: bool) -> web.Response:
+    await asyncio.sleep(ex.behaviour.ttft_ms / 1000)  # the whole reply's delay
     if bad_http:
         return web.Response(text="{not json", content_type="application/json", headers=headers)
     text = ex.text()

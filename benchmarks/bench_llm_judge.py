@@ -1,0 +1,261 @@
+"""LLM runs through a real Celery worker against the fake server (paper-scale judge runs).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379/2 \
+        .venv/bin/python benchmarks/bench_llm_judge.py [--calls 10000] [--completions 1000]
+
+1. Judge calls: `--calls` judge units (pairs x both orders) on one endpoint whose replies take
+   `--delay-ms` (300) before their first token, at `--concurrency` (32). Prints the wall time
+   from dispatch to the run's end, the ideal (calls x delay / concurrency), their ratio and
+   the per-call overhead (wall x concurrency / calls - delay). Target: ratio >= 0.90.
+2. Model completions: `--completions` streamed generations with an injected TTFT of
+   `--ttft-ms` (250): prints the measured TTFT minus the injected one (median, p95, max).
+
+It creates its own database `heart_bench_llm` (dropped at the end), starts the fake server and
+one worker (`--concurrency` calls in flight in one process) on the `llm` queue. Without
+REDIS_URL it runs the executor in this process instead (and says so). The machine's load
+average is printed: on a shared 2-core machine, numbers move with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks.bench_export import bench_database_url  # noqa: E402
+
+BENCH_DB = "heart_bench_llm"
+SYSTEMS = 5  # 10 pairs per context
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, timeout: float = 30) -> None:
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=1).read()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"no answer from {url}")
+
+
+def fill_pairs(n_pairs: int):
+    from itertools import combinations
+
+    from annotation.models import Pair
+    from completions.models import Completion, DialogueContext, Study, System
+
+    study = Study.objects.create(slug="bench-llm", name="bench llm")
+    systems = System.objects.bulk_create(
+        System(study=study, name=f"model-{i}", kind="model", family=f"fam{i}")
+        for i in range(SYSTEMS)
+    )
+    n_contexts = -(-n_pairs // (SYSTEMS * (SYSTEMS - 1) // 2))
+    contexts = DialogueContext.objects.bulk_create(
+        DialogueContext(study=study, external_id=f"c{i}", turns=_turns(i))
+        for i in range(n_contexts)
+    )
+    completions = Completion.objects.bulk_create(
+        Completion(context=c, system=s, text=f"{s.name} says: that sounds hard ({c.pk}).")
+        for c in contexts
+        for s in systems
+    )
+    by_context: dict[int, list] = {}
+    for completion in completions:
+        by_context.setdefault(completion.context_id, []).append(completion)
+    pairs = [
+        Pair(study=study, context_id=ctx, completion_a=a, completion_b=b)
+        for ctx, items in by_context.items()
+        for a, b in combinations(sorted(items, key=lambda c: c.pk), 2)
+    ][:n_pairs]
+    Pair.objects.bulk_create(pairs, batch_size=2000)
+    return study
+
+
+def _turns(i: int) -> list[dict]:
+    return [
+        {"speaker": "seeker", "text": f"I have been feeling low since last week ({i})."},
+        {"speaker": "supporter", "text": "I'm sorry. What happened?"},
+        {"speaker": "seeker", "text": "My partner left and I can't focus at work."},
+    ]
+
+
+def execute(run, use_worker: bool) -> float:
+    """Seconds from dispatch to the run's end."""
+    from completions.llm import services
+    from completions.llm.executor import run_execute
+    from completions.llm.models import RunStatus
+    from completions.llm.tasks import llm_run_execute
+
+    services.run_start(run=run, dispatch=False)
+    started = time.perf_counter()
+    if use_worker:
+        for _ in range(int(os.environ["LLM_EXECUTORS_PER_RUN"])):
+            llm_run_execute.delay(run.pk)
+        while True:
+            run.refresh_from_db(fields=["status"])
+            if run.status != RunStatus.RUNNING:
+                break
+            time.sleep(0.1)
+    else:
+        run_execute(run.pk)
+    return time.perf_counter() - started
+
+
+def bench_judge(server: str, n_calls: int, delay_ms: float, concurrency: int, use_worker: bool):
+    from completions.llm import services
+    from completions.llm.models import Endpoint, UnitStatus
+
+    study = fill_pairs(n_calls // 2)
+    judge = Endpoint.objects.create(
+        name="bench-judge",
+        provider="openai",
+        model=f"bench-judge@ttft={delay_ms:g}",
+        family="bench",
+        base_url=server + "/v1",
+        max_concurrency=concurrency,
+        max_retries=0,
+        timeout_s=60,
+    )
+    run = services.run_plan(study=study, kind="judge", endpoints=[judge])
+    wall = execute(run, use_worker)
+    done = run.units.filter(status=UnitStatus.DONE).count()
+    ideal = n_calls * delay_ms / 1000 / concurrency
+    overhead_ms = (wall * concurrency / n_calls) * 1000 - delay_ms
+    print(f"judge calls:        {n_calls} ({done} done), {delay_ms:g} ms each, not streamed")
+    print(f"  concurrency:      {concurrency}")
+    print(f"  wall time:        {wall:.1f} s")
+    print(f"  ideal:            {ideal:.1f} s")
+    print(f"  ideal / wall:     {ideal / wall:.1%}  (target >= 90%)")
+    print(f"  per-call overhead: {overhead_ms:.1f} ms  (wall x concurrency / calls - delay)")
+
+
+def bench_ttft(server: str, n: int, ttft_ms: float, concurrency: int, use_worker: bool):
+    from completions.llm import services
+    from completions.llm.models import Endpoint
+    from completions.models import Completion, DialogueContext, Study
+
+    study = Study.objects.create(slug="bench-ttft", name="bench ttft")
+    DialogueContext.objects.bulk_create(
+        DialogueContext(study=study, external_id=f"t{i}", turns=_turns(10**6 + i)) for i in range(n)
+    )
+    model = Endpoint.objects.create(
+        name="bench-model",
+        provider="openai",
+        model=f"bench-model@ttft={ttft_ms:g}",
+        family="bench",
+        base_url=server + "/v1",
+        max_concurrency=concurrency,
+        max_retries=0,
+    )
+    run = services.run_plan(study=study, kind="generate", endpoints=[model])
+    wall = execute(run, use_worker)
+    measured = list(
+        Completion.objects.filter(context__study=study, ttft_ms__isnull=False).values_list(
+            "ttft_ms", flat=True
+        )
+    )
+    diffs = sorted(m - ttft_ms for m in measured)
+    p95 = diffs[int(0.95 * (len(diffs) - 1))]
+    print(f"completions:        {len(measured)} streamed in {wall:.1f} s")
+    print(f"  injected TTFT:    {ttft_ms:g} ms")
+    print(
+        f"  measured - injected: median {statistics.median(diffs):.1f} ms, p95 {p95:.1f} ms, "
+        f"max {diffs[-1]:.1f} ms, min {diffs[0]:.1f} ms  (bar: within 10 ms)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=10_000)
+    parser.add_argument("--delay-ms", type=float, default=300)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--completions", type=int, default=1000)
+    parser.add_argument("--ttft-ms", type=float, default=250)
+    parser.add_argument(
+        "--executors", type=int, default=2, help="executor tasks per run = worker processes"
+    )
+    args = parser.parse_args()
+    os.environ["LLM_EXECUTORS_PER_RUN"] = str(args.executors)
+
+    base_url = os.environ.get("DATABASE_URL")
+    os.environ["DATABASE_URL"] = bench_database_url(base_url, name=BENCH_DB)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heart_site.settings")
+    use_worker = bool(os.environ.get("REDIS_URL"))
+    port = free_port()
+    server_url = f"http://127.0.0.1:{port}"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "completions.llm.fake_server", "--port", str(port)],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+        )
+    ]
+    try:
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        wait_http(server_url + "/healthz")
+        if use_worker:
+            procs.append(start_worker(args.executors))
+        print(f"load average at start: {os.getloadavg()[0]:.2f} (2 cores, shared)")
+        mode = (
+            f"Celery worker on the llm queue, {args.executors} executor processes"
+            if use_worker
+            else "in-process executor"
+        )
+        print(f"mode: {mode}")
+        if args.calls:
+            bench_judge(server_url, args.calls, args.delay_ms, args.concurrency, use_worker)
+        if args.completions:
+            bench_ttft(server_url, args.completions, args.ttft_ms, args.concurrency, use_worker)
+        print(f"load average at end: {os.getloadavg()[0]:.2f}")
+    finally:
+        for proc in procs:
+            os.killpg(proc.pid, signal.SIGTERM) if proc.pid == os.getpgid(
+                proc.pid
+            ) else proc.terminate()
+            proc.wait(30)
+        from django.db import connections
+
+        connections.close_all()
+        bench_database_url(base_url, name=BENCH_DB, drop_only=True)
+
+
+def start_worker(processes: int) -> subprocess.Popen:
+    from heart_site.celery import app
+
+    env = dict(os.environ, CELERY_TASK_ALWAYS_EAGER="0")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "heart_site", "worker", "-Q", "llm",
+         "--concurrency", str(processes), "--pool", "prefork", "--loglevel", "WARNING",
+         "--without-heartbeat", "--without-gossip", "--without-mingle"],
+        cwd=ROOT, env=env, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not app.control.ping(timeout=0.5):
+        time.sleep(0.2)
+    return proc
+
+
+if __name__ == "__main__":
+    main()
