@@ -40,3 +40,43 @@ def test_a_labeller_labels_a_response(page, sample):
     assert_accessible(page)
     label = HumanLabel.objects.get()
     assert label.present == ["Affirmation", "Reflective Statements"]
+
+
+@pytest.fixture
+def disputed(transactional_db, postgres):
+    from tests.labelling.helpers import label_all
+
+    study = build_labelled_study(slug="label-admin")
+    label_all(study, lambda c: ["Reflective Statements"])
+    user("lead", admin=True)
+    sample = services.sample_create(study=study, size=2)
+    first, second = sample.items.all()
+    ann, bob = user("ann", labeller=True), user("bob", labeller=True)
+    for item in (first, second):
+        services.human_label_submit(item=item, labeller=ann, present=["Reflective Statements"])
+    services.human_label_submit(item=first, labeller=bob, present=["Reflective Statements"])
+    services.human_label_submit(item=second, labeller=bob, present=["Affirmation"])
+    return sample
+
+
+def test_a_study_admin_adjudicates_and_reads_the_report(desktop_page, disputed):
+    page = desktop_page
+    study = disputed.study
+    url = f"/studio/{study.slug}/strategies/"
+    page.goto(f"/admin/login/?next={url}")
+    page.fill("#id_username", "lead")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.wait_for_url(f"**{url}")
+    assert "Labels used:" in page.content()
+    assert_accessible(page)
+    page.get_by_role("link", name=disputed.name).click()
+    page.wait_for_selector("#sample-progress")
+    assert_accessible(page)
+    dispute = page.locator("form.dispute")
+    dispute.get_by_label("Affirmation").uncheck()
+    dispute.get_by_label("Reflective Statements").check()
+    dispute.get_by_role("button", name="Save decision").click()
+    page.wait_for_selector("#f1-table")
+    assert "macro F1 1.000" in page.locator("#report-summary").inner_text()
+    assert_accessible(page)
