@@ -174,3 +174,41 @@ def test_the_run_page_shows_the_batch_state(fake_llm, client):
     page = client.get(reverse("llm:run", args=[study.slug, run.pk])).content.decode()
     assert "Provider batches" in page and batch.provider_batch_id in page
     assert "Submitted" in page
+
+
+def test_the_studio_launches_a_batch_label_run_and_an_adversarial_run(fake_llm, client):
+    from django.urls import reverse
+
+    from completions.llm.models import Run
+    from tests.labelling.helpers import user
+
+    study = build_labelled_study(n_contexts=1)
+    labeller = endpoint(fake_llm, "hub-labeller")
+    client.force_login(user("lead", admin=True))
+    plan = client.post(
+        reverse("llm:plan", args=[study.slug]),
+        {"kind": "label", "endpoints": [labeller.pk], "batch": "on"},
+    )
+    run = Run.objects.get(kind="label")
+    assert plan.status_code == 302 and run.params["batch_requested"] is True
+    assert "Batch mode" in client.get(plan.url).content.decode()
+    client.post(reverse("llm:run-action", args=[study.slug, run.pk, "start"]))
+    run.refresh_from_db()
+    assert run.status == RunStatus.RUNNING and run.params["batch"] is True
+    # Two classifiers for one label run, or an adversarial run without profile: told, not run.
+    second = endpoint(fake_llm, "hub-labeller-2")
+    refused = client.post(
+        reverse("llm:plan", args=[study.slug]),
+        {"kind": "label", "endpoints": [labeller.pk, second.pk]},
+    )
+    assert refused.status_code == 400 and "exactly one" in refused.content.decode()
+    refused = client.post(
+        reverse("llm:plan", args=[study.slug]), {"kind": "adversarial", "endpoints": [second.pk]}
+    )
+    assert refused.status_code == 400 and "escalation profile" in refused.content.decode()
+    made = client.post(
+        reverse("llm:plan", args=[study.slug]),
+        {"kind": "adversarial", "endpoints": [second.pk], "profile": "Mid-Ramp", "contexts": 3},
+    )
+    assert made.status_code == 302
+    assert Run.objects.get(kind="adversarial").params["profile"] == "Mid-Ramp"
