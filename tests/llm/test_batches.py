@@ -212,3 +212,26 @@ def test_the_studio_launches_a_batch_label_run_and_an_adversarial_run(fake_llm, 
     )
     assert made.status_code == 302
     assert Run.objects.get(kind="adversarial").params["profile"] == "Mid-Ramp"
+
+
+def test_a_schema_breaking_batch_reply_goes_back_to_the_normal_path_and_is_repaired(fake_llm):
+    study = build_labelled_study(n_contexts=1)
+    ep = endpoint(fake_llm, "batch-fixme", model="labeller-offtaxonomy-once")
+    run, (batch,) = _batch_run(study, "label", [ep])
+    _poll_until_ingested([batch])
+    batch.refresh_from_db()
+    assert batch.n_succeeded == 3 and batch.n_routed_back == 3  # answered, but invalid
+    assert run_counts(run)["done"] == 0
+    assert run_execute(run.pk) == "finished"
+    assert run_counts(run)["done"] == 3
+    assert all(u.repairs == 1 for u in run.units.all())
+
+
+def test_beat_polls_the_batches_on_the_llm_queue():
+    from celery import current_app
+    from django.conf import settings
+
+    entry = settings.CELERY_BEAT_SCHEDULE["llm-poll-batches"]
+    assert entry["task"] in current_app.tasks
+    route = current_app.amqp.router.route({}, entry["task"])
+    assert route["queue"].name == "llm"
