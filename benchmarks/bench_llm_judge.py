@@ -55,6 +55,22 @@ def wait_http(url: str, timeout: float = 30) -> None:
     raise SystemExit(f"no answer from {url}")
 
 
+def cpu_seconds(pgid: int) -> float:
+    """User + system CPU of every live process in a process group (Linux /proc)."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # pgrp
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+WORKER_PGID: list[int] = []
+
+
 def fill_pairs(n_pairs: int):
     from itertools import combinations
 
@@ -104,6 +120,7 @@ def execute(run, use_worker: bool) -> float:
     from completions.llm.tasks import llm_run_execute
 
     services.run_start(run=run, dispatch=False)
+    cpu_before = cpu_seconds(WORKER_PGID[0]) if WORKER_PGID else 0.0
     started = time.perf_counter()
     if use_worker:
         for _ in range(int(os.environ["LLM_EXECUTORS_PER_RUN"])):
@@ -115,7 +132,14 @@ def execute(run, use_worker: bool) -> float:
             time.sleep(0.1)
     else:
         run_execute(run.pk)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    if WORKER_PGID:
+        cpu = cpu_seconds(WORKER_PGID[0]) - cpu_before
+        n = run.units.count()
+        print(
+            f"  worker CPU:       {cpu:.1f} s = {cpu / n * 1000:.2f} ms per call (load-independent)"
+        )
+    return wall
 
 
 def bench_judge(server: str, n_calls: int, delay_ms: float, concurrency: int, use_worker: bool):
@@ -217,6 +241,7 @@ def main() -> None:
         wait_http(server_url + "/healthz")
         if use_worker:
             procs.append(start_worker(args.executors))
+            WORKER_PGID.append(procs[-1].pid)
         print(f"load average at start: {os.getloadavg()[0]:.2f} (2 cores, shared)")
         mode = (
             f"Celery worker on the llm queue, {args.executors} executor processes"
