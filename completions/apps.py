@@ -8,4 +8,4 @@ class CompletionsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import generation  # noqa: F401  registers the "generate" LLM run kind
+        from . import adversarial_run, generation  # noqa: F401  register the LLM run kinds

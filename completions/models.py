@@ -146,6 +146,14 @@ class DialogueContext(models.Model):
     escalation_profile = models.CharField(
         max_length=16, choices=EscalationProfile.choices, blank=True, default=""
     )
+    # An adversarial variant points at the context whose seeker turns it rewrote (paper 9.2).
+    adversarial_source = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="adversarial_variants",
+    )
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

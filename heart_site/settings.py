@@ -35,7 +35,9 @@ INSTALLED_APPS = [
     "completions",
     "completions.writing",
     "completions.llm",  # app label "llm": endpoints, call cache, runs and units
+    "completions.llm.batch",  # app label "llm_batch": provider batch runs (OpenAI, Anthropic)
     "annotation",
+    "labelling",
     "ranking",
     "heart_site",  # wires the apps together: the demo loader
 ]
@@ -206,6 +208,7 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
     "completions.tasks.*": {"queue": "llm"},
     "completions.llm.tasks.*": {"queue": env.str("LLM_QUEUE", default="llm")},
+    "completions.llm.batch.tasks.*": {"queue": env.str("LLM_QUEUE", default="llm")},
     "annotation.tasks.llm_*": {"queue": "llm"},
     "ranking.tasks.*": {"queue": "refit"},
 }
@@ -220,6 +223,11 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Picks up LLM runs whose executor died with its worker (their unit leases have run out).
     "llm-resume-runs": {"task": "completions.llm.tasks.llm_runs_resume", "schedule": 300.0},
+    # Polls provider batches (OpenAI Batch, Anthropic Message Batches) and ingests ended ones.
+    "llm-poll-batches": {
+        "task": "completions.llm.batch.tasks.llm_batches_poll",
+        "schedule": env.float("LLM_BATCH_POLL_SECONDS", default=60.0),
+    },
 }
 
 # LLM runs (completions/llm): a claimed unit's lease (renewed while its executor lives; a
@@ -232,6 +240,8 @@ LLM_SLICE_SECONDS = env.float("LLM_SLICE_SECONDS", default=20 * 60.0)
 LLM_EXECUTORS_PER_RUN = env.int("LLM_EXECUTORS_PER_RUN", default=1)
 # Embedded default (eager Celery): run on a background thread so pages can show progress.
 LLM_EAGER_THREAD = env.bool("LLM_EAGER_THREAD", default=True)
+# Provider batch APIs (OpenAI Batch, Anthropic Message Batches) charge this share of the price.
+LLM_BATCH_PRICE_FACTOR = env.float("LLM_BATCH_PRICE_FACTOR", default=0.5)
 
 LOGGING = {
     "version": 1,

@@ -30,4 +30,5 @@ urlpatterns = [
     path("studio/", include("heart_site.studio.urls")),
     path("studio/", include("ranking.urls")),
     path("studio/", include("completions.llm.urls")),
+    path("", include("labelling.urls")),
 ]

@@ -7,12 +7,24 @@ pairs, systems or raters beyond the rows themselves.
 from __future__ import annotations
 
 import pandas as pd
-from django.db.models import BooleanField, Count, Max, QuerySet, Sum, Value
+from django.db.models import (
+    BooleanField,
+    Count,
+    F,
+    Max,
+    OuterRef,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+)
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
 from annotation.models import AXES, Judgment, Rater
 from completions.models import Completion, Study, System
+from labelling.models import CompletionLabels
+from labelling.selectors import label_state
 
 from .models import LeaderboardSnapshot
 
@@ -91,18 +103,27 @@ def systems_frame(study: Study) -> pd.DataFrame:
     return frame
 
 
-def completions_frame(study: Study) -> pd.DataFrame:
-    """One row per completion: system, family, kind, TTFT and strategy labels."""
+def completions_frame(study: Study, *, label_set: int | None = None) -> pd.DataFrame:
+    """One row per completion: system, family, kind, TTFT and strategy labels.
+
+    The labels come from the label set ``label_set`` (strategies marked present; None for a
+    completion it did not label), else from the completion's own metadata (ESConv's
+    annotation or imported labels). Still one query.
+    """
+    if label_set is None:
+        strategies = F("metadata__strategies")
+    else:
+        strategies = Subquery(
+            CompletionLabels.objects.filter(
+                label_set_id=label_set, completion_id=OuterRef("pk")
+            ).values("present")[:1]
+        )
     rows = (
         Completion.objects.filter(system__study=study)
+        .annotate(labels_present=strategies)
         .order_by("id")
         .values_list(
-            "id",
-            "system__name",
-            "system__family",
-            "system__kind",
-            "ttft_ms",
-            "metadata__strategies",
+            "id", "system__name", "system__family", "system__kind", "ttft_ms", "labels_present"
         )
     )
     return pd.DataFrame.from_records(
@@ -111,8 +132,9 @@ def completions_frame(study: Study) -> pd.DataFrame:
 
 
 def judgments_state(study: Study) -> dict:
-    """Cheap fingerprint of a study's inputs (for caches): last judgment id, count, and the
-    number and id-sum of excluded raters (so a flag or an override changes it)."""
+    """Cheap fingerprint of a study's inputs (for caches): last judgment id, count, the
+    number and id-sum of excluded raters (so a flag or an override changes it), and the
+    strategy label set the analyses use."""
     state = Judgment.objects.filter(study=study).aggregate(last=Max("id"), n=Count("id"))
     excluded = (
         Rater.objects.filter(study=study)
@@ -124,6 +146,7 @@ def judgments_state(study: Study) -> dict:
         "last": state["last"],
         "n": state["n"],
         "excluded": [excluded["n"], int(excluded["ids"] or 0)],
+        "labels": label_state(study),
         # A study option that changes what is counted (LLM games) is an input too.
         "llm_games": getattr(study, "llm_games", "both"),
     }

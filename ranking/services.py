@@ -32,10 +32,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from completions.models import Study
+from labelling import selectors as label_selectors
 
 from . import bradley_terry, humans, llm_judges, plots, selectors
 from .models import JudgeFilter, LeaderboardSnapshot, RefitTrigger, SubsetFilter
 from .report import analysis_sections, safe_agreement
+from .report import strategy_section as report_strategy_section
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +63,7 @@ class StudyData:
     completions: pd.DataFrame
     n_excluded_raters: int = 0
     state: dict = field(default_factory=dict)
+    labels: dict = field(default_factory=dict)  # which strategy labels `completions` carries
 
     def select(self, *, judges: str = "all", subset: str = "all") -> pd.DataFrame:
         frame = self.judgments
@@ -72,14 +75,20 @@ class StudyData:
 
 
 def study_data_load(study: Study, *, state: dict | None = None) -> StudyData:
-    """Five queries whatever the study's size (three with a known `state`)."""
+    """Six queries whatever the study's size (three with a known `state`).
+
+    Strategy labels: the latest finished label set (an LLM label run or imported labels),
+    else the completions' own metadata; `labels` says which.
+    """
     state = state or selectors.judgments_state(study)
+    source = label_selectors.source_from_state(study, state.get("labels"))
     return StudyData(
         judgments=selectors.judgments_frame(study),
         systems=selectors.systems_frame(study),
-        completions=selectors.completions_frame(study),
+        completions=selectors.completions_frame(study, label_set=source.label_set),
         n_excluded_raters=state["excluded"][0],
         state=state,
+        labels=source.as_dict(),
     )
 
 
@@ -193,6 +202,7 @@ def leaderboard_from_data(
             split=_subset_split(data, judges=judges, params=params) if subset == "all" else None,
         )
     )
+    result["strategies"]["source"] = data.labels
     return _json_safe(result)
 
 
@@ -439,7 +449,10 @@ def leaderboard_current(
     """
     state = state or selectors.judgments_state(study)
     key = _cache_key(study, judges, subset, state)
-    recent_key = _cache_key(study, judges, subset, {"recent": True})
+    recent = {"recent": True}
+    if state.get("labels"):  # a new label set is not "one more judgment": it shows at once
+        recent["labels"] = state["labels"]
+    recent_key = _cache_key(study, judges, subset, recent)
     result = cache.get(key) or cache.get(recent_key)
     if result is None:
         result = _leaderboard_fresh(study, judges=judges, subset=subset, state=state)
@@ -479,3 +492,28 @@ def leaderboard_plot(
         image = plots.render(name, result, fmt)
         cache.set(key, image, CACHE_SECONDS)
     return image
+
+
+# --------------------------------------------------------------------------- strategies
+
+
+def strategy_analysis(study: Study, *, labels: str = "auto") -> dict:
+    """Strategy usage per family with SD, range, entropy, coverage and per-item unique count
+    (Figure 6, paper 4.8 and 9.10) from the chosen labels; says which labels it used.
+
+    ``labels``: "auto" (latest finished label set, else the completions' metadata),
+    "metadata", or a label set's id (LabelSet.DoesNotExist when unknown).
+    """
+    source = label_selectors.label_source_resolve(study, labels)
+    completions = selectors.completions_frame(study, label_set=source.label_set)
+    section = report_strategy_section(completions)
+    labelled = int(completions["strategies"].map(lambda v: isinstance(v, list)).sum())
+    return _json_safe(
+        {
+            "study": study.slug,
+            "labels": source.as_dict(),
+            "n_completions": len(completions),
+            "n_labelled": labelled,
+            "strategies": dict(section, source=source.as_dict()),
+        }
+    )

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import apis, views
+from . import apis, strategy_views, views
 
 app_name = "ranking"
 urlpatterns = [
@@ -16,4 +16,15 @@ urlpatterns = [
     path("<slug:slug>/leaderboard/table/<str:name>.csv", views.leaderboard_table, name="table"),
     path("<slug:slug>/leaderboard/refit/", views.leaderboard_refit, name="refit"),
     path("<slug:slug>/leaderboard/history/", views.leaderboard_history, name="history"),
+    path("<slug:slug>/strategies/", strategy_views.strategies_page, name="strategies"),
+    path(
+        "<slug:slug>/strategies/analysis.json",
+        strategy_views.strategies_json,
+        name="strategies-json",
+    ),
+    path(
+        "<slug:slug>/strategies/heatmap.<str:fmt>",
+        strategy_views.strategies_heatmap,
+        name="strategies-heatmap",
+    ),
 ]

@@ -158,6 +158,8 @@ class Executor:
                 if not launched:
                     if self._finish_if_done():
                         return "finished"
+                    if self._waiting_on_batches():
+                        return "stopped"  # the batch poller dispatches the run when it ends
                     time.sleep(self.poll_s)  # others' units in flight, or leases to run out
                     continue
             if self.inflight:
@@ -206,6 +208,13 @@ class Executor:
             lease_until=until
         )
         slots.slots_renew(holder=self.token, lease_s=self.lease_s)
+
+    def _waiting_on_batches(self) -> bool:
+        """Everything left is out in a provider batch (batch mode): nothing to wait for here."""
+        left = Unit.objects.filter(
+            run_id=self.run_id, status__in=[UnitStatus.PENDING, UnitStatus.IN_FLIGHT]
+        )
+        return not left.exclude(claim_token__startswith="batch-").exists()
 
     def _finish_if_done(self) -> bool:
         left = Unit.objects.filter(

@@ -7,7 +7,18 @@ from django import forms
 from .kinds import KINDS
 from .models import Endpoint
 
-LAUNCHABLE = {"generate": "Generate model completions (one per context)", "judge": "LLM judges"}
+LAUNCHABLE = {
+    "generate": "Generate model completions (one per context)",
+    "judge": "LLM judges",
+    "label": "Strategy labels (one classifier endpoint)",
+    "adversarial": "Adversarial rewrites of seeker turns (one endpoint)",
+}
+PROFILE_CHOICES = [
+    ("Always-10", "Always-10"),
+    ("Linear-Ramp", "Linear-Ramp"),
+    ("Mid-Spike", "Mid-Spike"),
+    ("Mid-Ramp", "Mid-Ramp"),
+]
 
 
 class EndpointForm(forms.ModelForm):
@@ -53,10 +64,37 @@ class RunLaunchForm(forms.Form):
     budget_usd = forms.FloatField(
         label="Budget (USD, optional)", required=False, min_value=0.000001
     )
+    batch = forms.BooleanField(
+        label="Use the provider's batch API (generate, judge, label: half price, up to 24 h)",
+        required=False,
+    )
+    profile = forms.ChoiceField(
+        label="Escalation profile (adversarial runs)", choices=PROFILE_CHOICES, required=False
+    )
+    contexts = forms.IntegerField(
+        label="Source contexts (adversarial runs)", min_value=1, initial=20, required=False
+    )
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["kind"].choices = [(k, v) for k, v in LAUNCHABLE.items() if k in KINDS]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        kind = data.get("kind")
+        if kind == "adversarial" and not data.get("profile"):
+            self.add_error("profile", "Choose an escalation profile for an adversarial run.")
+        if data.get("batch") and kind == "adversarial":
+            self.add_error("batch", "Batch mode is for generate, judge and label runs.")
+        return data
+
+    def params(self) -> dict:
+        """The run's parameters beyond kind and endpoints (call after is_valid())."""
+        data = self.cleaned_data
+        params: dict = {"batch_requested": True} if data.get("batch") else {}
+        if data["kind"] == "adversarial":
+            params.update(profile=data["profile"], contexts=data.get("contexts") or 20, seed=0)
+        return params
 
 
 class SupporterPromptForm(forms.Form):

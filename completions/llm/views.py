@@ -10,6 +10,8 @@ from django.views.decorators.http import require_GET, require_POST
 from completions.access import access_study_for_admin, study_admin_required
 
 from . import selectors, services
+from .batch import services as batch_services
+from .batch.selectors import batches_for_run
 from .forms import EndpointForm, RunLaunchForm, SupporterPromptForm
 from .models import Run, RunStatus
 
@@ -78,13 +80,18 @@ def run_plan(request: HttpRequest, slug: str) -> HttpResponse:
     form = RunLaunchForm(request.POST)
     if not form.is_valid():
         return _hub(request, study, launch_form=form, status=400)
-    run = services.run_plan(
-        study=study,
-        kind=form.cleaned_data["kind"],
-        endpoints=form.cleaned_data["endpoints"],
-        budget_usd=form.cleaned_data["budget_usd"],
-        user=request.user,
-    )
+    try:
+        run = services.run_plan(
+            study=study,
+            kind=form.cleaned_data["kind"],
+            endpoints=form.cleaned_data["endpoints"],
+            budget_usd=form.cleaned_data["budget_usd"],
+            user=request.user,
+            params=form.params(),
+        )
+    except ValueError as exc:  # e.g. a label run with two classifiers
+        form.add_error(None, str(exc))
+        return _hub(request, study, launch_form=form, status=400)
     return redirect("llm:run", slug=study.slug, run_id=run.pk)
 
 
@@ -99,6 +106,7 @@ def run_page(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
         "failures": selectors.run_failures(run),
         "key_problems": [p for e in run.endpoints.all() if (p := services.endpoint_key_problem(e))],
         "endpoint_names": ", ".join(sorted(e.name for e in run.endpoints.all())),
+        "batches": batches_for_run(run),
     }
     fragment = request.htmx and not request.htmx.history_restore_request
     return render(request, "llm/run.html#progress" if fragment else "llm/run.html", context)
@@ -109,7 +117,10 @@ def run_page(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
 def run_action(request: HttpRequest, slug: str, run_id: int, action: str) -> HttpResponse:
     run = _run_for(request, slug, run_id)
     if action == "start":
-        if run.status == RunStatus.PLANNED and services.run_start(run=run):
+        if run.status == RunStatus.PLANNED and run.params.get("batch_requested"):
+            if batch_services.batch_run_start(run=run):
+                messages.success(request, "Run started in batch mode: submitting the batches.")
+        elif run.status == RunStatus.PLANNED and services.run_start(run=run):
             messages.success(request, "Run started.")
     elif action == "cancel":
         if services.run_cancel(run=run):

@@ -12,7 +12,7 @@ import threading
 
 from aiohttp import web
 
-from . import anthropic_protocol, core, openai_protocol
+from . import anthropic_protocol, batches, core, openai_protocol
 
 
 async def _stats(request: web.Request) -> web.Response:
@@ -34,6 +34,7 @@ def create_app() -> web.Application:
     app[core.STATE] = core.ServerState()
     openai_protocol.add_routes(app)
     anthropic_protocol.add_routes(app)
+    batches.add_routes(app)  # OpenAI Batch and Anthropic Message Batches (i12)
     app.router.add_get("/_control/stats", _stats)
     app.router.add_post("/_control/reset", _reset)
     app.router.add_get("/healthz", _health)

@@ -1,7 +1,10 @@
-"""python manage.py llm_run generate|judge|status --study SLUG ...
+"""python manage.py llm_run generate|judge|label|adversarial|status --study SLUG ...
 
-`generate` and `judge` print the plan, start the run and wait for it: with a real worker
-they show a progress bar; in the embedded default (eager Celery) the command runs it itself.
+`generate`, `judge`, `label` (strategy labels, paper 9.10) and `adversarial` (seeker-turn
+rewrites, paper 9.2) print the plan, start the run and wait for it: with a real worker they
+show a progress bar; in the embedded default (eager Celery) the command runs it itself.
+`--batch` (generate, judge, label) sends the calls through the provider's batch API at batch
+prices; the command then waits for the batch (polling it itself in the embedded default).
 Exit 0 when the run finished (failed and invalid units are counted, not fatal).
 """
 
@@ -13,6 +16,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
+from completions.adversarial import PROFILES
 from completions.llm import services
 from completions.llm.executor import run_execute
 from completions.llm.models import Endpoint, Run, RunStatus
@@ -33,6 +37,21 @@ class Command(BaseCommand):
         judge.add_argument("--study", required=True)
         judge.add_argument("--judge", action="append", required=True, dest="endpoints")
         judge.add_argument("--budget", type=float, help="stop at this many USD")
+        label = sub.add_parser("label", help="strategy labels of every completion (9.10)")
+        label.add_argument("--study", required=True)
+        label.add_argument("--judge", action="append", required=True, dest="endpoints")
+        label.add_argument("--budget", type=float, help="stop at this many USD")
+        for parser_ in (generate, judge, label):
+            parser_.add_argument(
+                "--batch", action="store_true", help="use the provider's batch API (half price)"
+            )
+        rewrite = sub.add_parser("adversarial", help="adversarial rewrites of seeker turns (9.2)")
+        rewrite.add_argument("--study", required=True)
+        rewrite.add_argument("--endpoint", action="append", required=True, dest="endpoints")
+        rewrite.add_argument("--profile", required=True, choices=list(PROFILES))
+        rewrite.add_argument("--contexts", type=int, default=20, help="source contexts (20)")
+        rewrite.add_argument("--seed", type=int, default=0)
+        rewrite.add_argument("--budget", type=float, help="stop at this many USD")
         status = sub.add_parser("status", help="the study's runs")
         status.add_argument("--study", required=True)
         status.add_argument("--format", choices=["table", "json"], default="table")
@@ -43,16 +62,26 @@ class Command(BaseCommand):
             raise CommandError(f"no study {options['study']!r}")
         if options["action"] == "status":
             return self._status(study, options["format"])
-        kind = "generate" if options["action"] == "generate" else "judge"
+        kind = options["action"]
         endpoints = self._endpoints(options["endpoints"])
+        params = {}
+        if kind == "adversarial":
+            params = {k: options[k] for k in ("profile", "contexts", "seed")}
         try:
             run = services.run_plan(
-                study=study, kind=kind, endpoints=endpoints, budget_usd=options["budget"]
+                study=study,
+                kind=kind,
+                endpoints=endpoints,
+                budget_usd=options["budget"],
+                params=params,
             )
-        except services.EndpointError as exc:
+        except (services.EndpointError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         self._print_plan(run)
-        self._start_and_wait(run)
+        if options.get("batch"):
+            self._start_batch_and_wait(run)
+        else:
+            self._start_and_wait(run)
 
     def _endpoints(self, names: list[str]) -> list[Endpoint]:
         found = {e.name: e for e in Endpoint.objects.filter(name__in=names)}
@@ -85,6 +114,30 @@ class Command(BaseCommand):
             run_execute(run.pk)
         else:
             self._wait(run)
+        self._report(run)
+
+    def _start_batch_and_wait(self, run: Run) -> None:
+        from completions.llm.batch import services as batches
+
+        inline = services.runs_execute_inline()
+        try:
+            batches.batch_run_start(run=run, submit=not inline)
+        except batches.BatchError as exc:
+            raise CommandError(str(exc)) from exc
+        if not inline:
+            self._wait(run)  # the worker submits; beat polls and ingests
+            return self._report(run)
+        for batch in batches.batches_submit(run_id=run.pk):
+            self.stdout.write(f"Submitted {batch}: {batch.status}")
+        while batches.batches_pending(run):
+            time.sleep(self.batch_poll_seconds)
+            batches.batches_poll(run=run, dispatch=False)
+        run_execute(run.pk)  # what came back from the batches, then the run's end
+        self._report(run)
+
+    batch_poll_seconds = 5.0
+
+    def _report(self, run: Run) -> None:
         run.refresh_from_db()
         counts = run_counts(run)
         self.stdout.write(

@@ -1,0 +1,251 @@
+"""Adversarial variants of dialogue contexts (paper 4.9, 9.2): profiles, prompt, acceptance.
+
+An LLM rewrites only the seeker turns of a source context under one of four escalation
+profiles. Everything here is pure (no database): the profiles and their target hostility per
+seeker turn, the versioned prompt, the strict reply schema, the stratified choice of source
+contexts, and the acceptance rules. ``completions.services_adversarial`` stores accepted
+variants as new contexts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from completions.sampling import stratified_round_robin
+
+PROMPT_VERSION = "adversarial-v1"
+#: Hostility 0 (calm, cooperative) .. 10 (openly hostile, rejects help). A seeker turn at or
+#: above this counts as high-adversarial (the last turn of every variant must be one).
+HIGH_HOSTILITY = 8
+LOW_HOSTILITY = 2
+MIN_TURNS = 4
+
+PROFILES: dict[str, str] = {
+    "Always-10": "High hostility from the outset: every seeker turn at 10.",
+    "Linear-Ramp": "Gradual increase: 2 on the first seeker turn, evenly up to 10 on the last.",
+    "Mid-Spike": "Sudden escalation mid-conversation: 2 until the middle seeker turn, then 10.",
+    "Mid-Ramp": "Late-onset escalation: 2 through the middle seeker turn, then evenly up to 10.",
+}
+
+
+def target_hostility(profile: str, n_seeker_turns: int) -> list[int]:
+    """The hostility the profile asks for on each seeker turn (0-10), first to last."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown escalation profile {profile!r}; one of {', '.join(PROFILES)}")
+    n = n_seeker_turns
+    if n <= 0:
+        return []
+    if profile == "Always-10" or n == 1:
+        return [10] * n
+    mid = n // 2
+    if profile == "Linear-Ramp":
+        return [round(LOW_HOSTILITY + (10 - LOW_HOSTILITY) * k / (n - 1)) for k in range(n)]
+    if profile == "Mid-Spike":
+        return [LOW_HOSTILITY if k < mid else 10 for k in range(n)]
+    # Mid-Ramp: calm through the middle turn, then a ramp that reaches 10 on the last.
+    ramp = n - 1 - mid
+    return [
+        LOW_HOSTILITY
+        if k <= mid
+        else round(LOW_HOSTILITY + (10 - LOW_HOSTILITY) * (k - mid) / ramp)
+        for k in range(n)
+    ]
+
+
+# --------------------------------------------------------------------------- prompt
+
+SYSTEM_PROMPT = """\
+You rewrite emotional-support conversations into adversarial versions for a benchmark of \
+supportive replies. You rewrite ONLY the seeker's turns: the seeker keeps the same situation \
+and problem but expresses anger, skepticism or explicit resistance to help, with the hostility \
+asked for on each turn (0 = calm and cooperative, 10 = openly hostile, rejecting the help). \
+Never add threats of violence, slurs, self-harm plans or identifying details.
+
+Escalation profiles:
+{profiles}
+
+Rules: copy every supporter turn exactly, character for character; keep the number and order \
+of turns (supporter and seeker alternate strictly, the first turn is the supporter's greeting); \
+the last turn is the seeker's and must be highly adversarial (hostility {high} or more). \
+Output only a JSON object."""
+
+USER_PROMPT = """\
+Profile: {profile}
+Target hostility per seeker turn, in order: {targets}
+
+Conversation (JSON):
+{turns}
+
+Return {{"turns": [{{"speaker": "supporter"|"seeker", "text": "...", "hostility": 0-10 for a \
+seeker turn, null for a supporter turn}}, ...]}} with the same turns, seeker turns rewritten."""
+
+
+def system_prompt() -> str:
+    profiles = "\n".join(f"- {name}: {text}" for name, text in PROFILES.items())
+    return SYSTEM_PROMPT.format(profiles=profiles, high=HIGH_HOSTILITY)
+
+
+def user_prompt(turns: Sequence[dict], profile: str) -> str:
+    n_seeker = sum(1 for t in turns if t["speaker"] == "seeker")
+    plain = [{"speaker": t["speaker"], "text": t["text"]} for t in turns]
+    return USER_PROMPT.format(
+        profile=profile,
+        targets=", ".join(map(str, target_hostility(profile, n_seeker))),
+        turns=json.dumps(plain, ensure_ascii=False, indent=1),
+    )
+
+
+PROMPT_HASH = hashlib.sha256(
+    json.dumps([PROMPT_VERSION, system_prompt(), USER_PROMPT]).encode()
+).hexdigest()[:16]
+
+
+class RewrittenTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    speaker: str = Field(pattern="^(supporter|seeker)$")
+    text: str = Field(min_length=1)
+    hostility: int | None = Field(default=None, ge=0, le=10)
+
+
+class RewriteReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    turns: list[RewrittenTurn]
+
+
+REPLY_JSON_SCHEMA: dict = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["turns"],
+    "properties": {
+        "turns": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["speaker", "text", "hostility"],
+                "properties": {
+                    "speaker": {"type": "string", "enum": ["supporter", "seeker"]},
+                    "text": {"type": "string"},
+                    "hostility": {"type": ["integer", "null"]},
+                },
+            },
+        }
+    },
+}
+
+
+class RewriteRejected(ValueError):
+    """A rewrite that breaks the schema or a structural rule; ``reasons`` lists each one."""
+
+    def __init__(self, reasons: list[str]):
+        self.reasons = reasons
+        super().__init__("; ".join(reasons))
+
+
+# --------------------------------------------------------------------------- acceptance
+
+
+def rejection_reasons(source: Sequence[dict], variant: Sequence[dict]) -> list[str]:
+    """Every acceptance rule of paper 9.2 the variant breaks (empty: accepted).
+
+    Rules: at least four turns; strict alternation; starts with a supporter turn (the
+    greeting); the same turns as the source, every supporter turn verbatim; ends with a seeker
+    turn whose hostility is at least HIGH_HOSTILITY.
+    """
+    reasons = []
+    speakers = [t.get("speaker") for t in variant]
+    if len(variant) < MIN_TURNS:
+        reasons.append(f"has {len(variant)} turns; at least {MIN_TURNS} are required")
+    if any(a == b for a, b in zip(speakers, speakers[1:], strict=False)):
+        reasons.append("speakers do not alternate strictly")
+    if speakers[:1] != ["supporter"]:
+        reasons.append("does not start with the supporter's greeting")
+    if len(variant) != len(source):
+        reasons.append(f"has {len(variant)} turns where the source has {len(source)}")
+    else:
+        reasons.extend(_supporter_changes(source, variant))
+    if not variant or speakers[-1] != "seeker":
+        reasons.append("does not end with a seeker turn")
+    elif (variant[-1].get("hostility") or 0) < HIGH_HOSTILITY:
+        reasons.append(
+            f"the last seeker turn has hostility {variant[-1].get('hostility')}; "
+            f"at least {HIGH_HOSTILITY} is required"
+        )
+    return reasons
+
+
+def _supporter_changes(source: Sequence[dict], variant: Sequence[dict]) -> list[str]:
+    reasons = []
+    for number, (old, new) in enumerate(zip(source, variant, strict=True), start=1):
+        if old["speaker"] != new.get("speaker"):
+            found, expected = new.get("speaker"), old["speaker"]
+            reasons.append(f"turn {number} is the {found}'s; the source has the {expected}'s")
+        elif old["speaker"] == "supporter" and old["text"] != new.get("text"):
+            reasons.append(f"supporter turn {number} is not kept verbatim")
+    return reasons
+
+
+def _where(error: dict) -> str:
+    return ".".join(map(str, error["loc"])) or "reply"
+
+
+def rewrite_parse(raw: str, source: Sequence[dict]) -> list[dict]:
+    """Parse a reply and apply the acceptance rules; the accepted turns, or RewriteRejected."""
+    try:
+        reply = RewriteReply.model_validate_json(raw)
+    except ValidationError as error:
+        raise RewriteRejected(
+            [
+                f"schema: {'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}"
+                for e in error.errors()
+            ]
+        ) from None
+    turns = [t.model_dump() for t in reply.turns]
+    reasons = rejection_reasons(source, turns)
+    if reasons:
+        raise RewriteRejected(reasons)
+    return turns
+
+
+# --------------------------------------------------------------------------- sources
+
+
+@dataclass(frozen=True)
+class SourceContext:
+    id: int
+    turns: list[dict]
+    emotion_type: str
+    problem_type: str
+
+
+def eligible(turns: Sequence[dict]) -> bool:
+    """A source can yield an acceptable variant: >= 4 alternating turns, supporter first,
+    seeker last."""
+    speakers = [t.get("speaker") for t in turns]
+    return (
+        len(turns) >= MIN_TURNS
+        and speakers[0] == "supporter"
+        and speakers[-1] == "seeker"
+        and all(a != b for a, b in zip(speakers, speakers[1:], strict=False))
+    )
+
+
+def stratified_sources(contexts: Sequence[SourceContext], n: int, *, seed: int = 0) -> list[int]:
+    """Ids of ``n`` eligible contexts spread over (emotion type, problem type) strata.
+
+    Round robin over the strata (order drawn from ``seed``), so every stratum gives one
+    context before any gives a second; reproducible from the seed.
+    """
+    strata: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for context in sorted(contexts, key=lambda c: c.id):
+        if eligible(context.turns):
+            strata[(context.emotion_type, context.problem_type)].append(context.id)
+    return [pk for _, pk in stratified_round_robin(strata, n, seed=seed)]

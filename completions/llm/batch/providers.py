@@ -1,0 +1,175 @@
+"""The providers' batch APIs over the official (sync) SDKs: submit, look, read the results.
+
+OpenAI Batch: the requests as a JSONL file (`files.create(purpose="batch")`), then
+`batches.create(endpoint="/v1/chat/completions")`; results in the output and error files.
+Anthropic Message Batches: `messages.batches.create(requests=...)`, `retrieve`, `results`.
+Each request's `custom_id` is the unit's request hash (the call-cache key).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import anthropic
+import openai
+
+from ..clients import EndpointConfig, LLMReply, LLMRequest
+
+OPENAI_ENDED = {"completed", "expired", "failed", "cancelled"}
+
+
+@dataclass
+class BatchLook:
+    status: str  # the provider's own word
+    ended: bool
+
+
+@dataclass
+class BatchResult:
+    custom_id: str
+    reply: LLMReply | None  # None: errored or expired, with `error` saying which
+    error: str = ""
+
+
+def _openai(config: EndpointConfig) -> openai.OpenAI:
+    return openai.OpenAI(
+        api_key=config.api_key(),
+        base_url=config.base_url or None,
+        timeout=config.timeout_s,
+        max_retries=config.max_retries,
+    )
+
+
+def _anthropic(config: EndpointConfig) -> anthropic.Anthropic:
+    return anthropic.Anthropic(
+        api_key=config.api_key(),
+        base_url=config.base_url or None,
+        timeout=config.timeout_s,
+        max_retries=config.max_retries,
+    )
+
+
+def openai_body(model: str, request: LLMRequest) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": "system", "content": request.system}, *request.messages],
+        "temperature": request.temperature,
+        "top_p": request.top_p,
+        "max_tokens": request.max_tokens,
+    }
+    if request.schema is not None:
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": request.schema_name, "schema": request.schema, "strict": True},
+        }
+    return body
+
+
+def anthropic_params(model: str, request: LLMRequest) -> dict[str, Any]:
+    # As in the streaming client: the Messages API takes no sampling parameters here.
+    params: dict[str, Any] = {
+        "model": model,
+        "system": request.system,
+        "messages": request.messages,
+        "max_tokens": request.max_tokens,
+    }
+    if request.schema is not None:
+        params["output_config"] = {"format": {"type": "json_schema", "schema": request.schema}}
+    return params
+
+
+def submit(config: EndpointConfig, requests: dict[str, LLMRequest]) -> tuple[str, str]:
+    """Send the requests (custom_id -> request); returns (batch id, input file id or "")."""
+    if config.provider == "anthropic":
+        with _anthropic(config) as client:
+            batch = client.messages.batches.create(
+                requests=[
+                    {"custom_id": key, "params": anthropic_params(config.model, request)}
+                    for key, request in requests.items()
+                ]
+            )
+        return batch.id, ""
+    lines = [
+        json.dumps(
+            {
+                "custom_id": key,
+                "method": "POST",
+                "url": "/v1/chat/completions",
+                "body": openai_body(config.model, request),
+            }
+        )
+        for key, request in requests.items()
+    ]
+    with _openai(config) as client:
+        upload = client.files.create(
+            file=("requests.jsonl", io.BytesIO(("\n".join(lines) + "\n").encode())),
+            purpose="batch",
+        )
+        batch = client.batches.create(
+            input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h"
+        )
+    return batch.id, upload.id
+
+
+def look(config: EndpointConfig, batch_id: str) -> BatchLook:
+    if config.provider == "anthropic":
+        with _anthropic(config) as client:
+            batch = client.messages.batches.retrieve(batch_id)
+        return BatchLook(batch.processing_status, batch.processing_status == "ended")
+    with _openai(config) as client:
+        batch = client.batches.retrieve(batch_id)
+    return BatchLook(batch.status, batch.status in OPENAI_ENDED)
+
+
+def results(config: EndpointConfig, batch_id: str) -> list[BatchResult]:
+    # The client lives until the streamed results are read (a collected client closes them).
+    if config.provider == "anthropic":
+        with _anthropic(config) as client:
+            return [_anthropic_result(e) for e in client.messages.batches.results(batch_id)]
+    with _openai(config) as client:
+        batch = client.batches.retrieve(batch_id)
+        found: list[BatchResult] = []
+        for file_id in (batch.output_file_id, batch.error_file_id):
+            if file_id:
+                text = client.files.content(file_id).text
+                found.extend(_openai_result(json.loads(line)) for line in text.splitlines() if line)
+        return found
+
+
+def _openai_result(line: dict[str, Any]) -> BatchResult:
+    response, error = line.get("response") or {}, line.get("error")
+    custom_id = line.get("custom_id", "")
+    if error or response.get("status_code") != 200:
+        detail = (error or {}).get("code") or f"HTTP {response.get('status_code')}"
+        return BatchResult(custom_id, None, f"batch request {detail}")
+    body = response["body"]
+    usage = body.get("usage") or {}
+    reply = LLMReply(
+        text=body["choices"][0]["message"].get("content") or "",
+        tokens_in=usage.get("prompt_tokens", 0),
+        tokens_out=usage.get("completion_tokens", 0),
+        model_reported=body.get("model", ""),
+        request_id=response.get("request_id") or body.get("id", ""),
+        finish_reason=body["choices"][0].get("finish_reason") or "stop",
+    )
+    return BatchResult(custom_id, reply)
+
+
+def _anthropic_result(entry: Any) -> BatchResult:
+    result = entry.result
+    if result.type != "succeeded":
+        return BatchResult(entry.custom_id, None, f"batch request {result.type}")
+    message = result.message
+    text = "".join(block.text for block in message.content if block.type == "text")
+    reply = LLMReply(
+        text=text,
+        tokens_in=message.usage.input_tokens or 0,
+        tokens_out=message.usage.output_tokens or 0,
+        model_reported=message.model,
+        request_id=message.id,
+        finish_reason=message.stop_reason or "end_turn",
+    )
+    return BatchResult(entry.custom_id, reply)

@@ -1,0 +1,344 @@
+"""The 15-strategy taxonomy of paper 9.10, the label prompt and the strict reply schema.
+
+Versioned: a label set stores TAXONOMY_VERSION, PROMPT_VERSION and their content hashes, so a
+changed definition or prompt never mixes with labels made under the old one. Names are spelled
+exactly as in the paper (they are keys of the strategy-labels export, a contract).
+
+The first example of each strategy is the paper's; the second is ours, to give the classifier
+and the human labellers a contrasting case.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    definition: str
+    examples: tuple[str, ...]
+
+
+TAXONOMY_VERSION = "heart-9.10-v1"
+
+TAXONOMY: tuple[Strategy, ...] = (
+    Strategy(
+        "Affirmation",
+        "Acknowledging and positively reinforcing the person's strengths, feelings, or actions.",
+        (
+            "You've shown incredible resilience in facing these challenges.",
+            "Reaching out about this took real courage.",
+        ),
+    ),
+    Strategy(
+        "Avoid Judgment and Criticism",
+        "Providing support without expressing negative judgments or criticisms of the person's "
+        "thoughts, feelings, or actions.",
+        (
+            "It's understandable that you felt that way in that situation.",
+            "There's no right or wrong way to react to news like that.",
+        ),
+    ),
+    Strategy(
+        "Clarification",
+        "Asking questions or restating what was said to ensure clear understanding of the "
+        "person's feelings or situation.",
+        (
+            "Could you explain a bit more about what you mean by that?",
+            "When you say things fell apart, do you mean at work or at home?",
+        ),
+    ),
+    Strategy(
+        "Collaborative Planning",
+        "Working together to develop strategies or plans to address specific issues or challenges.",
+        (
+            "Let's brainstorm some strategies that could help you manage this stress.",
+            "Shall we think through what a first step this week could look like?",
+        ),
+    ),
+    Strategy(
+        "Emotional Validation",
+        "Acknowledging and accepting the person's emotions as legitimate and important.",
+        (
+            "It's completely normal to feel sad in a situation like this.",
+            "Of course you're angry; anyone would be after being treated that way.",
+        ),
+    ),
+    Strategy(
+        "Normalize Experiences",
+        "Helping the person understand that their experiences or feelings are common and not "
+        "something to be ashamed of.",
+        (
+            "Many people go through similar challenges, and it's okay to feel this way.",
+            "A lot of new parents feel exactly this exhausted in the first months.",
+        ),
+    ),
+    Strategy(
+        "Offer Hope",
+        "Providing reassurance that things can improve and that there is hope for a better future.",
+        (
+            "I'm confident that you'll find a way through this challenge.",
+            "This won't feel this heavy forever.",
+        ),
+    ),
+    Strategy(
+        "Promote Self-Care Practices",
+        "Encouraging the person to engage in activities that promote physical, emotional, and "
+        "mental well-being.",
+        (
+            "Have you considered setting aside some time for relaxation or a hobby you enjoy?",
+            "Make sure you're still eating and sleeping as well as you can.",
+        ),
+    ),
+    Strategy(
+        "Provide Different Perspectives",
+        "Offering new viewpoints or ways of thinking about a situation to help broaden "
+        "understanding and possibly reduce distress.",
+        (
+            "Have you considered looking at the situation from this angle?",
+            "Maybe your friend's silence says more about what she is going through than about you.",
+        ),
+    ),
+    Strategy(
+        "Reflective Statements",
+        "Mirroring back what the person has said to show understanding and empathy.",
+        (
+            "It sounds like you're feeling really overwhelmed by your workload.",
+            "So you feel stuck between your parents' hopes and what you want for yourself.",
+        ),
+    ),
+    Strategy(
+        "Reframe Negative Thoughts",
+        "Helping to shift negative or unhelpful thought patterns into more positive or "
+        "realistic ones.",
+        (
+            "Instead of thinking of it as a failure, could we see it as a learning opportunity?",
+            "Not getting this job doesn't mean you're unemployable; it means this one wasn't it.",
+        ),
+    ),
+    Strategy(
+        "Share Information",
+        "Providing factual information or resources that might be helpful in understanding or "
+        "coping with a situation.",
+        (
+            "I read an article about coping strategies that might be useful for you.",
+            "Many universities offer free counselling sessions to their students.",
+        ),
+    ),
+    Strategy(
+        "Stress Management",
+        "Offering techniques or suggestions to help reduce or manage stress.",
+        (
+            "Have you tried deep breathing or mindfulness exercises to manage stress?",
+            "Breaking the day into short blocks with small breaks can take the edge off.",
+        ),
+    ),
+    Strategy(
+        "Suggest Options",
+        "Presenting various possibilities or alternatives that the person might consider in "
+        "their situation.",
+        (
+            "One option might be to talk to someone you trust about what you're going through.",
+            "You could ask for an extension, or drop one course this term.",
+        ),
+    ),
+    Strategy(
+        "Chit Chat",
+        "Engaging in light, casual conversation to build rapport and provide a sense of "
+        "normalcy and comfort.",
+        (
+            "How's your day going so far?",
+            "Did you get to enjoy any of the sunshine this weekend?",
+        ),
+    ),
+)
+
+STRATEGY_NAMES: tuple[str, ...] = tuple(s.name for s in TAXONOMY)
+StrategyName = StrEnum("StrategyName", {f"S{i}": name for i, name in enumerate(STRATEGY_NAMES)})
+
+
+def _digest(value: object) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
+
+
+TAXONOMY_HASH = _digest([[s.name, s.definition, list(s.examples)] for s in TAXONOMY])
+
+# --------------------------------------------------------------------------- the prompt
+
+PROMPT_VERSION = "label-v1"
+
+SYSTEM_PROMPT_HEAD = """\
+Your goal: label counseling/support strategies in a short response written by a supporter \
+in an emotional-support conversation.
+
+The taxonomy has 15 strategies. Each has an operational definition and examples:
+"""
+
+SYSTEM_PROMPT_TAIL = """
+Read the single response you are given. For EVERY one of the 15 strategies decide whether it \
+is clearly present, clearly absent, or uncertain. Output only a JSON object, nothing else."""
+
+USER_PROMPT = """\
+Response to label:
+<<<
+{completion}
+>>>
+
+Instructions:
+(a) Reason step by step when mapping phrases of the response to strategies; write that \
+reasoning, briefly, in "reasoning".
+(b) Abstain (status "uncertain") when the evidence is weak.
+(c) Return a JSON object {{"reasoning": "...", "labels": {{...}}}} where "labels" has exactly \
+the 15 strategy names as keys, each with "status" ("present", "absent" or "uncertain"), "p" \
+(your probability, 0 to 1, that the strategy is present) and "evidence": a short snippet \
+copied exactly from the response that triggered the label (for example one sentence), or \
+null."""
+
+
+def system_prompt() -> str:
+    blocks = []
+    for number, strategy in enumerate(TAXONOMY, start=1):
+        examples = " ".join(f'"{e}"' for e in strategy.examples)
+        blocks.append(f"{number}. {strategy.name}: {strategy.definition} Examples: {examples}")
+    return SYSTEM_PROMPT_HEAD + "\n".join(blocks) + "\n" + SYSTEM_PROMPT_TAIL
+
+
+def user_prompt(completion: str) -> str:
+    return USER_PROMPT.format(completion=completion)
+
+
+PROMPT_HASH = _digest([PROMPT_VERSION, system_prompt(), USER_PROMPT])
+
+# --------------------------------------------------------------------------- the reply
+
+
+class LabelStatus(StrEnum):
+    PRESENT = "present"
+    ABSENT = "absent"
+    UNCERTAIN = "uncertain"
+
+
+class StrategyLabel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    status: LabelStatus
+    p: float = Field(ge=0.0, le=1.0)
+    evidence: str | None = None
+
+
+class LabelReply(BaseModel):
+    """The classifier's reply. Validate with ``label_reply_parse`` (it checks the evidence)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reasoning: str = ""
+    labels: dict[str, StrategyLabel]
+
+    @field_validator("labels")
+    @classmethod
+    def _exactly_the_taxonomy(cls, labels: dict[str, StrategyLabel]) -> dict[str, StrategyLabel]:
+        unknown = sorted(set(labels) - set(STRATEGY_NAMES))
+        missing = [name for name in STRATEGY_NAMES if name not in labels]
+        problems = []
+        if unknown:
+            problems.append(f"not in the taxonomy: {', '.join(map(repr, unknown))}")
+        if missing:
+            problems.append(f"missing: {', '.join(map(repr, missing))}")
+        if problems:
+            raise ValueError(
+                "labels must have exactly the 15 strategy names; " + "; ".join(problems)
+            )
+        return {name: labels[name] for name in STRATEGY_NAMES}
+
+
+class LabelReplyError(ValueError):
+    """A reply that breaks the schema; the message is written to be sent back for a repair."""
+
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def _normalised(text: str) -> str:
+    # Whitespace runs and typographic quotes are not evidence of a made-up snippet.
+    text = text.translate(
+        str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+    )
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _where(error: dict) -> str:
+    return ".".join(map(str, error["loc"])) or "reply"
+
+
+def label_reply_parse(raw: str, completion: str) -> LabelReply:
+    """Parse and check one reply; raises LabelReplyError with every problem listed."""
+    try:
+        reply = LabelReply.model_validate_json(raw)
+    except ValidationError as error:
+        problems = [
+            f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}" for e in error.errors()
+        ]
+        raise LabelReplyError(
+            "The reply does not match the schema: " + "; ".join(problems)
+        ) from None
+    text = _normalised(completion)
+    invented = [
+        name
+        for name, label in reply.labels.items()
+        if label.evidence is not None and _normalised(label.evidence) not in text
+    ]
+    if invented:
+        raise LabelReplyError(
+            "Evidence must be copied exactly from the response (or null); not found in it for: "
+            + ", ".join(map(repr, invented))
+        )
+    return reply
+
+
+def labels_export(reply: LabelReply) -> dict[str, dict]:
+    """The ``labels`` object of the strategy-labels export format."""
+    return {
+        name: {"status": label.status.value, "p": label.p, "evidence": label.evidence}
+        for name, label in reply.labels.items()
+    }
+
+
+def present_strategies(labels: dict[str, dict]) -> list[str]:
+    """Strategies marked present, in taxonomy order (uncertain counts as not present)."""
+    return [name for name in STRATEGY_NAMES if labels.get(name, {}).get("status") == "present"]
+
+
+_LABEL_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["status", "p", "evidence"],
+    "properties": {
+        "status": {"type": "string", "enum": [s.value for s in LabelStatus]},
+        "p": {"type": "number", "minimum": 0, "maximum": 1},
+        "evidence": {"type": ["string", "null"]},
+    },
+}
+
+#: The JSON schema for native structured outputs (OpenAI strict mode, Anthropic tools):
+#: every strategy an explicit required property, so an off-taxonomy key cannot be produced.
+REPLY_JSON_SCHEMA: dict = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["reasoning", "labels"],
+    "properties": {
+        "reasoning": {"type": "string"},
+        "labels": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": list(STRATEGY_NAMES),
+            "properties": {name: _LABEL_SCHEMA for name in STRATEGY_NAMES},
+        },
+    },
+}
