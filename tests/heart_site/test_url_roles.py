@@ -33,6 +33,8 @@ from completions.writing.services import (
     writing_settings,
 )
 from heart_site.models import ImportJob
+from labelling.access import LABELLERS
+from labelling.services import sample_create
 from tests.annotation.rater_data import build_study
 
 pytestmark = pytest.mark.django_db
@@ -50,6 +52,8 @@ URL_KWARGS = {
     "ranking:table": {"name": "leaderboard"},
     "studio:judgments": {"fmt": "csv"},
     "llm:run-action": {"action": "cancel"},
+    "ranking:strategies-heatmap": {"fmt": "svg"},
+    "labelling:adjudicate": {"token": lambda f: f["sample"].items.first().token},
 }
 # Per URL namespace, for keywords whose value depends on the area (writer links, texts).
 NAMESPACE_KWARGS = {
@@ -60,14 +64,15 @@ NAMESPACE_KWARGS = {
     "writers": {"token": lambda f: f["writing"].token},
     "studio": {"pk": lambda f: f["import_job"].pk},
     "llm": {"run_id": lambda f: f["llm_run"].pk},
+    "labelling": {"pk": lambda f: f["sample"].pk, "token": lambda f: f["sample"].token},
 }
-ROLES = ("anonymous", "rater", "writer", "user", "staff", "study_admin")
+ROLES = ("anonymous", "rater", "writer", "labeller", "user", "staff", "study_admin")
 # Who may use a page of each declared role (besides everyone for "public").
 ALLOWED = {
     "public": set(ROLES),
     "rater": {"rater"},
     "writer": {"writer"},
-    "labeller": set(),  # no labeller accounts exist yet: nobody here may pass
+    "labeller": {"labeller"},
     "study_admin": {"study_admin"},
 }
 # Our own pages under admin/ (the rest of admin/ is Django's, with its own permissions).
@@ -128,6 +133,7 @@ def _fill(route: Route, fixture: dict) -> str:
                 "add it to KWARGS or URL_KWARGS in tests/heart_site/test_url_roles.py"
             )
         values[keyword] = KWARGS[keyword](fixture)
+    values = {k: v(fixture) if callable(v) else v for k, v in values.items()}
 
     def value(match: re.Match) -> str:
         return str(values[match.group(1)])
@@ -160,6 +166,7 @@ def fixture() -> dict:
         "writing": writing_next(writer=writer),
         "import_job": ImportJob.objects.create(study=study, kind="contexts", filename="c.jsonl"),
         "llm_run": Run.objects.create(study=study, kind="judge"),
+        "sample": sample_create(study=study, size=2),
     }
 
 
@@ -173,6 +180,11 @@ def _client(role: str, fixture: dict) -> Client:
     User = get_user_model()
     if role == "writer":
         client.force_login(fixture["writer_user"])
+        return client
+    if role == "labeller":
+        user = User.objects.create_user("walk-labeller", password="pw")
+        user.groups.add(Group.objects.get_or_create(name=LABELLERS)[0])
+        client.force_login(user)
         return client
     if role == "study_admin":
         user = User.objects.create_superuser("walk-admin", "a@example.org", "pw")
