@@ -29,30 +29,12 @@ from typing import Any
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
+from completions.csv_safe import safe_row
 from completions.models import Study
 
+from .formats import FIELDS
 from .models import Judgment
 
-FIELDS = [
-    "context_id",
-    "system_a",
-    "system_b",
-    "completion_a",
-    "completion_b",
-    "shown_left",
-    "judge",
-    "judge_kind",
-    "judge_family",
-    "winner",
-    "strength",
-    "strength_max",
-    "axes",
-    "rationale",
-    "duration_ms",
-    "submitted_at",
-    "quality_check",
-    "excluded",
-]
 FORMATS = ("csv", "jsonl", "parquet")
 CHUNK = 5000
 COLUMNS = {
@@ -137,15 +119,17 @@ def _write_jsonl(chunks, path) -> int:
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
-    return {**row, "submitted_at": row["submitted_at"].isoformat()}
+    moment = row["submitted_at"]
+    return {**row, "submitted_at": moment.isoformat() if moment else None}
 
 
 def _csv_row(row: dict[str, Any]) -> list[Any]:
     out = ["" if row[f] is None else row[f] for f in FIELDS]
     out[BOOL_AT[0]] = "true" if row["quality_check"] else "false"
     out[BOOL_AT[1]] = "true" if row["excluded"] else "false"
-    out[TIME_AT] = row["submitted_at"].isoformat()
-    return out
+    out[TIME_AT] = row["submitted_at"].isoformat() if row["submitted_at"] else ""
+    # Texts from raters and other tools could start a spreadsheet formula.
+    return safe_row(out)
 
 
 BOOL_AT = (FIELDS.index("quality_check"), FIELDS.index("excluded"))
