@@ -19,8 +19,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
-from pydantic import field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
 
 from completions.formats import ContractModel, Name, Text
 
@@ -45,21 +53,31 @@ class JudgmentFormat(ContractModel):
     context_id: Name
     system_a: Name
     system_b: Name
-    completion_a: StrictStr | None = None
-    completion_b: StrictStr | None = None
-    shown_left: Literal["a", "b"] | None = None
-    judge: Name
+    completion_a: StrictStr | None = Field(
+        None, description="Reply text; null: text unknown (a placeholder never shown to raters)."
+    )
+    completion_b: StrictStr | None = Field(None, description="As completion_a.")
+    shown_left: Literal["a", "b"] | None = Field(None, description="null: order unknown.")
+    judge: Name = Field(description="Opaque judge id; a human's is replaced by a pseudonym.")
     judge_kind: Literal["human", "llm"] = "human"
     judge_family: Text = ""
     winner: Verdict
-    strength: Annotated[StrictInt, Field(ge=1, le=5)] | None = None
-    strength_max: Annotated[StrictInt, Field(ge=1)] | None = None
+    strength: Annotated[StrictInt, Field(ge=1, le=5)] | None = Field(
+        None, description="On the judge's own scale; null: every verdict weighs the same."
+    )
+    strength_max: Annotated[StrictInt, Field(ge=1)] | None = Field(
+        None, description="The scale of strength: 2 human (default), 5 LLM (default)."
+    )
     axes: dict[str, AxisMark] = Field(
-        default_factory=dict, description="Per-axis marks, keys among H, E, A, R, T."
+        default_factory=dict,
+        description="Per-axis marks, keys among H, E, A, R, T.",
+        json_schema_extra={"propertyNames": {"enum": list(AXES)}},
     )
     rationale: Text = ""
     duration_ms: Annotated[StrictInt, Field(ge=0)] | None = None
-    submitted_at: datetime | None = None
+    submitted_at: datetime | None = Field(
+        None, description="ISO 8601; without offset read as UTC; null: unknown (never invented)."
+    )
     quality_check: StrictBool = False
     excluded: StrictBool = False
 
@@ -95,9 +113,7 @@ class JudgmentFormat(ContractModel):
         if self.strength is not None and self.strength_max is None:
             self.strength_max = DEFAULT_SCALE[self.judge_kind]
         if self.strength is not None and self.strength > self.strength_max:
-            raise ValueError(
-                f"strength {self.strength} is above strength_max {self.strength_max}"
-            )
+            raise ValueError(f"strength {self.strength} is above strength_max {self.strength_max}")
         return self
 
 

@@ -3,10 +3,15 @@
 Import (`judgments_import`): the whole file is parsed and validated first ("line N: reason"), then
 written in one transaction with bulk inserts; any error leaves the database as it was.
 
+- The format (annotation.formats) requires only context_id, system_a, system_b, judge and winner;
+  the defaults for the rest are documented there. Files of other tools (Chatbot Arena, MT-Bench,
+  plain CSV) are read by annotation.judgment_sources into the same records.
 - Contexts, systems and completions are created as needed: a context made here has no turns
   (turns=[]; a later contexts import fills it in), a new system is a "model" (the file does not say
-  its kind; "original-dataset" is a "dataset"), a completion comes from completion_a/_b text. A
-  completion that exists with another text, or a missing completion without text, is an error.
+  its kind; "original-dataset" is a "dataset"), a completion comes from completion_a/_b text; with
+  no text it is a placeholder marked text_unknown (never served to raters) that a later file with
+  the text, or a completions import, fills in. A completion stored with another text is an error.
+- A missing submitted_at is stored as null (unknown), never invented.
 - The pair is found or created in canonical orientation (completion_a has the smaller id); when
   the file's system_a is the pair's completion_b, winner, shown_left and every axis winner flip.
 - Human judges become Raters (source "import") whose pseudonym is a keyed HMAC of the file's judge
@@ -31,14 +36,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
 
@@ -46,7 +50,7 @@ from completions.formats import parse_line
 from completions.importers import ImportFileError, read_jsonl
 from completions.models import Completion, DialogueContext, Study, System, SystemKind
 
-from .formats import FIELDS, JudgmentFormat
+from .formats import JudgmentFormat
 from .judgment_export import judgments_export  # noqa: F401 (one import point)
 from .models import JudgeKind, Judgment, Pair, Rater
 
@@ -66,6 +70,7 @@ class JudgmentImportReport:
     quality_checks_skipped: int = 0
     tie_strength_dropped: int = 0
     time_unknown: int = 0
+    source_rows_skipped: int = 0
     contexts_created: int = 0
     systems_created: int = 0
     completions_created: int = 0
@@ -116,9 +121,22 @@ def import_pseudonym(*, study: Study, external_id: str) -> str:
 # Writing --------------------------------------------------------------------------------------
 
 
-def judgments_import(*, study: Study, path: str | Path) -> JudgmentImportReport:
-    """Import a judgments JSONL file into `study`; all or nothing, idempotent."""
-    return judgments_import_records(study=study, records=read_judgments(path))
+def judgments_import(
+    *, study: Study, path: str | Path, fmt: str = "jsonl", mapping: dict[str, str] | None = None
+) -> JudgmentImportReport:
+    """Import a judgments file into `study`; all or nothing, idempotent.
+
+    `fmt` is "jsonl" (the contract) or another tool's file: "arena", "mtbench", "csv" (with
+    `mapping` from contract field to CSV column); see annotation.judgment_sources.
+    """
+    if fmt == "jsonl":
+        return judgments_import_records(study=study, records=read_judgments(path))
+    from .judgment_sources import read_source
+
+    records, skipped = read_source(path, fmt, mapping=mapping)
+    report = judgments_import_records(study=study, records=records)
+    report.source_rows_skipped = skipped
+    return report
 
 
 @transaction.atomic

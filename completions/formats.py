@@ -181,7 +181,7 @@ def error_reason(exc: ValidationError) -> str:
     message = error["msg"].removeprefix("Value error, ")
     if not where:
         return message
-    if error["type"] == "missing":
+    if error["type"] == "missing" or (error.get("input", 0) is None and "type" in error["type"]):
         return f"'{where}' is required"
     shown = error.get("input")
     suffix = "" if isinstance(shown, dict | list) else f", not {shown!r}"
@@ -201,6 +201,8 @@ def parse_line(model: type[ContractModel], obj: dict[str, Any], line: int) -> Co
 def json_schema(model: type[BaseModel], *, name: str) -> dict[str, Any]:
     """The published JSON Schema of a format (one object a line of a JSON Lines file)."""
     schema = model.model_json_schema(mode="validation")
+    properties = schema["properties"]
+    properties["metadata"] = properties.pop("metadata")  # inherited, but read last
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://heart-studio.example/formats/{name}.schema.json",
