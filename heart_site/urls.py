@@ -22,4 +22,5 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("", include("annotation.urls")),
     path("studio/", include("ranking.urls")),
+    path("api/", include("heart_site.api.urls")),
 ]
