@@ -21,6 +21,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("", include("annotation.urls")),
+    path("studio/<slug:slug>/downloads/", include("heart_site.downloads.urls")),
     path("studio/", include("ranking.urls")),
     path("api/", include("heart_site.api.urls")),
 ]

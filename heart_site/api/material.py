@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models import Count
 from drf_spectacular.utils import extend_schema
 from pydantic import Field
@@ -13,8 +11,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from completions.access import studies_for_admin
+from completions.exports import completion_row, completion_values, context_row, context_values
 from completions.formats import CompletionFormat, ContextFormat
-from completions.models import Completion, DialogueContext, Study, System
+from completions.models import Study, System
 
 from .base import IdCursorPagination, StudyAdminApi
 
@@ -56,20 +55,6 @@ class StudyDetail(StudyAdminApi, RetrieveAPIView):
         return study
 
 
-def context_row(context: DialogueContext) -> dict[str, Any]:
-    return {
-        "id": context.external_id,
-        "turns": context.turns,
-        "emotion_type": context.emotion_type,
-        "problem_type": context.problem_type,
-        "adversarial": context.adversarial,
-        "escalation_profile": context.escalation_profile or None,
-        "source": context.source,
-        "source_id": context.source_id,
-        "metadata": context.metadata,
-    }
-
-
 class ContextList(StudyAdminApi, ListAPIView):
     """The study's contexts in the contexts format (a context made by a judgments import and
     not filled in yet has no turns)."""
@@ -77,12 +62,12 @@ class ContextList(StudyAdminApi, ListAPIView):
     pagination_class = IdCursorPagination
 
     def get_queryset(self):
-        return DialogueContext.objects.filter(study=self.study())
+        return context_values(self.study())
 
     @extend_schema(responses=ContextFormat)
     def get(self, request: Request, slug: str) -> Response:
         page = self.paginate_queryset(self.get_queryset())
-        return self.get_paginated_response([context_row(c) for c in page])
+        return self.get_paginated_response([context_row(row) for row in page])
 
 
 class SystemSerializer(serializers.ModelSerializer):
@@ -114,24 +99,10 @@ class SystemList(StudyAdminApi, ListAPIView):
 
 class CompletionOut(CompletionFormat):
     """A completion in the completions format; `text_unknown` marks a placeholder made by a
-    judgments import whose file had no text (its `text` is then empty)."""
+    judgments import whose file had no text (its `text` is then null)."""
 
-    text: str = ""
+    text: str | None = Field(None, description="null when the text is unknown.")
     text_unknown: bool = Field(False, description="Placeholder: never served to raters.")
-
-
-COMPLETION_VALUES = {
-    "context_id": "context__external_id",
-    "system": "system__name",
-    "family": "system__family",
-    "kind": "system__kind",
-    "text": "text",
-    "text_unknown": "text_unknown",
-    "ttft_ms": "ttft_ms",
-    "latency_ms": "latency_ms",
-    "provenance": "provenance",
-    "metadata": "metadata",
-}
 
 
 class CompletionList(StudyAdminApi, ListAPIView):
@@ -140,12 +111,9 @@ class CompletionList(StudyAdminApi, ListAPIView):
     pagination_class = IdCursorPagination
 
     def get_queryset(self):
-        return Completion.objects.filter(context__study=self.study()).values(
-            "id", *COMPLETION_VALUES.values()
-        )
+        return completion_values(self.study())
 
     @extend_schema(responses=CompletionOut)
     def get(self, request: Request, slug: str) -> Response:
         page = self.paginate_queryset(self.get_queryset())
-        rows = [{k: row[v] for k, v in COMPLETION_VALUES.items()} for row in page]
-        return self.get_paginated_response(rows)
+        return self.get_paginated_response([completion_row(row) for row in page])
