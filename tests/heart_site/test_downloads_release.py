@@ -24,7 +24,7 @@ from completions.access import STUDY_ADMINS
 from completions.exports import completion_rows, context_rows
 from completions.models import Study
 from completions.services import completions_import, contexts_import
-from heart_site.downloads.release import release_build, release_verify
+from heart_site.downloads.release import release_verify
 from ranking.services import leaderboard_compute
 from tests.factories import JudgmentFactory, QualityCheckItemFactory, StudyFactory
 
