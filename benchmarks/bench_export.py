@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCH_DB = "heart_bench_export"
+BENCH_DB = "heart_bench_export" + os.environ.get("BENCH_DB_SUFFIX", "")
 SYSTEMS = 5
 CONTEXTS = 1000
 BATCH = 10_000

@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_export  # noqa: E402  (database set-up helpers)
 
-BENCH_DB = "heart_bench_import"
+BENCH_DB = "heart_bench_import" + os.environ.get("BENCH_DB_SUFFIX", "")
 
 SYSTEMS = [f"model-{i}" for i in range(6)]
 
