@@ -25,7 +25,8 @@ written in one transaction with bulk inserts; any error leaves the database as i
   ["dropped_tie_strength"] and counted in the report.
 - Pair.n_judgments counts human judgments; an import that would pass a pair's quota raises the
   quota to fit (judgments made elsewhere are facts).
-- Idempotent: (pair, judge) is unique; an identical verdict already stored is skipped, a
+- Idempotent: (pair, judge) is unique for a human, (pair, judge, shown order) for an LLM
+  judge; an identical verdict already stored is skipped, a
   different one is an error naming the line. Rows with "quality_check": true are skipped and
   counted: their gold items live on the other platform (their "excluded" still applies).
 
@@ -296,11 +297,12 @@ def _verdict(winner, strength, strength_max, axes, shown_left) -> tuple:
 
 def _judgments(study, records, pairs, raters, report) -> None:
     stored = {
-        (p, j): _verdict(*v)
-        for p, j, *v in Judgment.objects.filter(study=study, pair__isnull=False)
+        _key(p, j, kind, v[-1]): _verdict(*v)
+        for p, j, kind, *v in Judgment.objects.filter(study=study, pair__isnull=False)
         .values_list(
             "pair_id",
             "judge",
+            "judge_kind",
             "winner",
             "strength",
             "strength_max",
@@ -309,12 +311,12 @@ def _judgments(study, records, pairs, raters, report) -> None:
         )
         .iterator(chunk_size=BATCH)
     }
-    new: dict[tuple[int, str], tuple[JudgmentRecord, Judgment]] = {}
+    new: dict[tuple[int, str, str], tuple[JudgmentRecord, Judgment]] = {}
     for r, pair in zip(records, pairs, strict=True):
         rater = raters.get(r.judge) if r.judge_kind == JudgeKind.HUMAN else None
         judge = rater.pseudonym if rater else r.judge
         verdict = _record_verdict(r)
-        key = (pair.pk, judge)
+        key = _key(pair.pk, judge, r.judge_kind, r.shown_left)
         before = stored.get(key) or (_record_verdict(new[key][0]) if key in new else None)
         if before is not None:
             if before != verdict:
@@ -328,8 +330,13 @@ def _judgments(study, records, pairs, raters, report) -> None:
         new[key] = (r, _judgment_row(study, r, pair, rater, judge))
     judgments_insert([row for _, row in new.values()])
     report.created = len(new)
-    human = Counter(pair_id for (pair_id, _), (r, _) in new.items() if r.judge_kind == "human")
+    human = Counter(key[0] for key, (r, _) in new.items() if r.judge_kind == "human")
     report.quotas_raised = _count_human(human)
+
+
+def _key(pair_id: int, judge: str, kind: str, shown_left: str | None) -> tuple[int, str, str]:
+    """A human judges a pair once; an LLM judge once per order shown (position swap)."""
+    return (pair_id, judge, (shown_left or "") if kind == JudgeKind.LLM else "")
 
 
 def _record_verdict(r: JudgmentRecord) -> tuple:

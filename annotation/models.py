@@ -255,11 +255,16 @@ class Judgment(models.Model):
                 | (Q(pair__isnull=True) & Q(quality_item__isnull=False)),
                 name="judgment_pair_xor_check",
             ),
-            # A judge (rater or LLM judge) judges a pair once.
+            # A human judges a pair once; an LLM judge once in each order shown (position swap).
             models.UniqueConstraint(
                 fields=["pair", "judge"],
-                condition=Q(pair__isnull=False),
+                condition=Q(pair__isnull=False) & ~Q(judge_kind="llm"),
                 name="judgment_judge_pair_once",
+            ),
+            models.UniqueConstraint(
+                fields=["pair", "judge", "shown_left"],
+                condition=Q(pair__isnull=False) & Q(judge_kind="llm"),
+                name="judgment_llm_pair_order_once",
             ),
             models.UniqueConstraint(
                 fields=["quality_item", "judge"],

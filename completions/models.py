@@ -97,6 +97,17 @@ class Study(models.Model):
     pairs_per_context = models.PositiveIntegerField(null=True, blank=True)
     pair_seed = models.BigIntegerField(default=0)
 
+    # LLM judges judge each pair in both orders; the leaderboard counts both games, or only
+    # consistent verdicts (a pair whose two orders disagree counts as one tie).
+    llm_games = models.CharField(
+        max_length=16,
+        choices=[
+            ("both", "Both orders count as two games"),
+            ("consistent", "Consistent verdicts only (a disagreement is a tie)"),
+        ],
+        default="both",
+    )
+
     class Meta:
         verbose_name_plural = "studies"
         constraints = [
@@ -222,3 +233,28 @@ class Completion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.system} on {self.context}"
+
+
+DEFAULT_SUPPORTER_PROMPT = (
+    "You are a supportive listener in an emotional-support conversation. Reply to the seeker's "
+    "last message in 1-3 sentences, in a natural, spoken tone: acknowledge their feelings first, "
+    "stay with what they said, and do not give medical or legal advice."
+)
+
+
+class SupporterPrompt(models.Model):
+    """The system prompt of model completions (paper 9.4), editable per study and versioned:
+    an edit adds a version, and every generated completion names the version it used."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="supporter_prompts")
+    version = models.PositiveIntegerField()
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "version"], name="supporter_prompt_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study} prompt v{self.version}"

@@ -192,4 +192,42 @@ def load_demo(*, stdout=None) -> Study:
 
     quality_items_seed_from_rubric(study=study)
     _ensure_users()
+    demo_llm_endpoints()
     return study
+
+
+# The bundled fake LLM server (completions/llm/fake_server), started by scripts/demo.sh.
+DEMO_LLM_URL_DEFAULT = "http://127.0.0.1:8765"
+DEMO_LLM_ENDPOINTS = [
+    # (name, provider, family): families differ from the demo systems' ("demo"), so no skips.
+    ("demo-fake-judge-gpt", "openai", "fake-gpt"),
+    ("demo-fake-judge-claude", "anthropic", "fake-claude"),
+    ("demo-fake-model", "openai", "fake-llama"),
+]
+
+
+def demo_llm_endpoints(base_url: str | None = None) -> list:
+    """Register the clearly labelled demo endpoints pointing at the local fake server: a judge
+    run or a generation works without any API key (the replies are simulated)."""
+    import os
+
+    from completions.llm.services import endpoint_upsert
+
+    base = (base_url or os.environ.get("HEART_DEMO_LLM_URL") or DEMO_LLM_URL_DEFAULT).rstrip("/")
+    endpoints = []
+    for name, provider, family in DEMO_LLM_ENDPOINTS:
+        endpoint, _ = endpoint_upsert(
+            name=name,
+            label="Demo: bundled fake server, no API key, simulated replies",
+            provider=provider,
+            model=name,
+            family=family,
+            base_url=base + ("/v1" if provider == "openai" else ""),
+            api_key_env="",
+            max_concurrency=8,
+            timeout_s=30.0,
+            max_retries=2,
+            is_demo=True,
+        )
+        endpoints.append(endpoint)
+    return endpoints

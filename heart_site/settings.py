@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "completions",
+    "completions.llm",  # app label "llm": endpoints, call cache, runs and units
     "annotation",
     "ranking",
     "heart_site",  # wires the apps together: the demo loader
@@ -178,6 +179,7 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 # LLM calls and refits on separate queues so a long judge run never delays a nightly refit.
 CELERY_TASK_ROUTES = {
     "completions.tasks.*": {"queue": "llm"},
+    "completions.llm.tasks.*": {"queue": "llm"},
     "annotation.tasks.llm_*": {"queue": "llm"},
     "ranking.tasks.*": {"queue": "refit"},
 }
@@ -186,7 +188,18 @@ CELERY_BEAT_SCHEDULE = {
         "task": "ranking.tasks.refit_all_studies",
         "schedule": crontab(hour=env.int("REFIT_HOUR_UTC", default=3), minute=0),
     },
+    # Picks up LLM runs whose executor died with its worker (their unit leases have run out).
+    "llm-resume-runs": {"task": "completions.llm.tasks.llm_runs_resume", "schedule": 300.0},
 }
+
+# LLM runs (completions/llm): a claimed unit's lease (renewed while its executor lives; a
+# killed worker's units are claimed again once it runs out), how often an executor looks at
+# the database, and how long one task works before handing over to a fresh one.
+LLM_LEASE_SECONDS = env.float("LLM_LEASE_SECONDS", default=60.0)
+LLM_POLL_SECONDS = env.float("LLM_POLL_SECONDS", default=0.2)
+LLM_SLICE_SECONDS = env.float("LLM_SLICE_SECONDS", default=20 * 60.0)
+# Embedded default (eager Celery): run on a background thread so pages can show progress.
+LLM_EAGER_THREAD = env.bool("LLM_EAGER_THREAD", default=True)
 
 LOGGING = {
     "version": 1,

@@ -24,5 +24,7 @@ DATABASES["default"]["CONN_MAX_AGE"] = 0
 # Unit tests run tasks in-process; the integration fixture `celery_live` sends them to a real
 # worker instead (which itself runs with CELERY_TASK_ALWAYS_EAGER=0).
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
+# Eager LLM runs execute inline in tests (the test's transaction sees them).
+LLM_EAGER_THREAD = env.bool("LLM_EAGER_THREAD", default=False)
 WHITENOISE_AUTOREFRESH = True
 WHITENOISE_USE_FINDERS = True

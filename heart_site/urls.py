@@ -23,5 +23,6 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("studio/<slug:slug>/downloads/", include("heart_site.downloads.urls")),
     path("studio/", include("ranking.urls")),
+    path("studio/", include("completions.llm.urls")),
     path("api/", include("heart_site.api.urls")),
 ]

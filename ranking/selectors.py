@@ -124,6 +124,8 @@ def judgments_state(study: Study) -> dict:
         "last": state["last"],
         "n": state["n"],
         "excluded": [excluded["n"], int(excluded["ids"] or 0)],
+        # A study option that changes what is counted (LLM games) is an input too.
+        "llm_games": getattr(study, "llm_games", "both"),
     }
 
 

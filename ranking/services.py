@@ -33,7 +33,7 @@ from django.utils import timezone
 
 from completions.models import Study
 
-from . import bradley_terry, plots, selectors
+from . import bradley_terry, llm_judges, plots, selectors
 from .models import JudgeFilter, LeaderboardSnapshot, RefitTrigger, SubsetFilter
 from .report import analysis_sections, safe_agreement
 
@@ -162,6 +162,10 @@ def leaderboard_from_data(
 ) -> dict:
     """The leaderboard JSON (contract shape plus analysis sections) for one filter."""
     judgments = data.select(judges=judges, subset=subset)
+    games = getattr(study, "llm_games", "both")
+    llm_section = llm_judges.llm_judge_section(judgments, games=games)
+    if games == "consistent":
+        judgments = llm_judges.consistent_games(judgments)
     comparisons = comparisons_from_judgments(judgments, weights=params["weights"])
     table, fit_warnings = fit_leaderboard(comparisons, params)
     systems = _system_rows(table, data.systems)
@@ -175,6 +179,7 @@ def leaderboard_from_data(
         "params": params,
         "warnings": fit_warnings,
         "systems": systems,
+        "llm_judges": llm_section,
     }
     result.update(
         analysis_sections(
@@ -259,6 +264,7 @@ def agreement_compute(study: Study, *, data: StudyData | None = None, subset: st
     judgments = data.select(subset=subset)
     summary = safe_agreement(judgments)
     summary.update({"study": study.slug, "subset": subset, "n_judgments": len(judgments)})
+    summary["judge_subsampling"] = llm_judges.subsampling_section(judgments)
     return _json_safe(summary)
 
 

@@ -177,3 +177,19 @@ def assert_accessible(pg) -> None:
         f"{v['id']} ({v['impact']}): {v['help']} -> {[n['target'] for n in v['nodes']][:5]}"
         for v in bad
     )
+
+
+@pytest.fixture(scope="session")
+def fake_llm_server():
+    """The project's fake OpenAI/Anthropic server (completions.llm.fake_server) on a free port."""
+    from completions.llm.fake_server import FakeServer
+
+    with FakeServer() as server:
+        yield server
+
+
+@pytest.fixture
+def fake_llm(fake_llm_server):
+    """The fake server with its request counts reset for this test."""
+    fake_llm_server.state.reset()
+    return fake_llm_server

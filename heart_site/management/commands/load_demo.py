@@ -23,5 +23,6 @@ class Command(BaseCommand):
         )
         self.stdout.write(f"  Leaderboard:      {base}/studio/{study.slug}/leaderboard/")
         self.stdout.write(f"  Rater quality:    {base}/studio/{study.slug}/raters/")
+        self.stdout.write(f"  LLM runs:         {base}/studio/{study.slug}/llm/")
         self.stdout.write(f"  Django admin:     {base}/admin/")
         self.stdout.write(f"  Admin login:      {user} / {password}")

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0004_rater_exclusion_who_why'),
+        ('annotation', '0005_i8_llm_judge_both_orders'),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('completions', '0002_study_status_entry_limits'),
+        ('completions', '0003_i8_llm_settings'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

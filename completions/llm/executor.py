@@ -1,0 +1,454 @@
+"""The run executor: claims units, calls the providers concurrently, stores what came back.
+
+All database work happens in the calling thread (a Celery worker process, a CLI, a test); the
+calls run on an asyncio loop in a helper thread, so one process keeps up to `max_concurrency`
+calls in flight per endpoint while the ORM stays synchronous. Safe to run twice at once for the
+same run: units are claimed with conditional updates under a per-executor token and a lease,
+results are stored in the transaction that marks their unit done, and a unit whose lease ran out
+(its executor died) is claimed again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+import uuid
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from . import slots
+from .clients import CallError, ClientPool, EndpointConfig, LLMReply, LLMRequest, complete
+from .kinds import Done, InvalidReply, RunKind, get_kind
+from .models import CachedCall, Endpoint, Run, RunStatus, Unit, UnitStatus
+
+log = logging.getLogger(__name__)
+
+
+def endpoint_config(endpoint: Endpoint) -> EndpointConfig:
+    return EndpointConfig(
+        name=endpoint.name,
+        provider=endpoint.provider,
+        model=endpoint.model,
+        base_url=endpoint.base_url,
+        api_key_env=endpoint.api_key_env,
+        timeout_s=endpoint.timeout_s,
+        max_retries=endpoint.max_retries,
+    )
+
+
+class LoopThread:
+    """An asyncio loop on a daemon thread, with the SDK clients living on it."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.pool = ClientPool()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._thread.start()
+
+    def call(self, endpoint: EndpointConfig, request: LLMRequest) -> Future:
+        return asyncio.run_coroutine_threadsafe(complete(self.pool, endpoint, request), self.loop)
+
+    def close(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.pool.close(), self.loop).result(30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(30)
+        self.loop.close()
+
+
+@dataclass
+class Work:
+    """A unit in flight in this executor."""
+
+    unit: Unit
+    request: LLMRequest
+    key: str
+    first_raw: str = ""
+    first_error: str = ""
+
+
+@dataclass
+class Outcome:
+    work: Work
+    reply: LLMReply | None = None
+    error: CallError | None = None
+
+
+class Executor:
+    """Works on one run until no unit is left, the run is cancelled or over budget, or its time
+    slice is used up (then the Celery task queues a fresh one, so no task runs for hours)."""
+
+    def __init__(self, run_id: int, *, slice_s: float | None = None) -> None:
+        self.run_id = run_id
+        self.token = uuid.uuid4().hex
+        self.lease_s = float(getattr(settings, "LLM_LEASE_SECONDS", 60))
+        self.poll_s = float(getattr(settings, "LLM_POLL_SECONDS", 0.2))
+        self.slice_s = (
+            slice_s if slice_s is not None else getattr(settings, "LLM_SLICE_SECONDS", 1200)
+        )
+        self.run = Run.objects.select_related("study").get(pk=run_id)
+        self.kind: RunKind = get_kind(self.run.kind)
+        endpoints = Endpoint.objects.filter(units__run=self.run).distinct()
+        self.endpoints = {e.pk: e for e in endpoints}
+        self.configs = {pk: endpoint_config(e) for pk, e in self.endpoints.items()}
+        self.inflight: dict[Future, Work] = {}
+        self.slots_held = dict.fromkeys(self.endpoints, 0)
+        self.est_unit_cost = float(self.run.plan.get("est_cost_per_unit", 0.0))
+
+    # ------------------------------------------------------------------ main loop
+
+    def execute(self) -> str:
+        """Returns "finished", "stopped" (cancelled/budget) or "sliced" (more to do later)."""
+        for endpoint in self.endpoints.values():
+            slots.slots_sync(endpoint)
+        runner = LoopThread()
+        try:
+            return self._loop(runner)
+        finally:
+            self._drain(runner)
+            slots.slots_release(holder=self.token)
+            runner.close()
+
+    def _loop(self, runner: LoopThread) -> str:
+        started = last_renew = time.monotonic()
+        while True:
+            run = Run.objects.only("status", "cost", "budget_usd").get(pk=self.run_id)
+            sliced = time.monotonic() - started > self.slice_s
+            claiming = run.status == RunStatus.RUNNING and not sliced
+            if claiming and self._over_budget(run):
+                Run.objects.filter(pk=self.run_id, status=RunStatus.RUNNING).update(
+                    status=RunStatus.BUDGET
+                )
+                claiming = False
+            launched = self._launch_more(runner) if claiming else 0
+            if not self.inflight:
+                if not claiming:
+                    return "sliced" if sliced and run.status == RunStatus.RUNNING else "stopped"
+                if not launched:
+                    if self._finish_if_done():
+                        return "finished"
+                    time.sleep(self.poll_s)  # others' units in flight, or leases to run out
+                    continue
+            done, _ = wait(list(self.inflight), timeout=self.poll_s, return_when=FIRST_COMPLETED)
+            if done:
+                self._settle(runner, done)
+            if time.monotonic() - last_renew > self.lease_s / 3:
+                self._renew()
+                last_renew = time.monotonic()
+
+    def _over_budget(self, run: Run) -> bool:
+        if run.budget_usd is None:
+            return False
+        return run.cost + len(self.inflight) * self.est_unit_cost >= run.budget_usd
+
+    def _drain(self, runner: LoopThread) -> None:
+        """Settle what is still in flight (an exception left it): its calls were paid for."""
+        while self.inflight:
+            done, _ = wait(list(self.inflight), timeout=self.poll_s, return_when=FIRST_COMPLETED)
+            if done:
+                self._settle(runner, done, relaunch=False)
+
+    def _renew(self) -> None:
+        until = timezone.now() + timedelta(seconds=self.lease_s)
+        Unit.objects.filter(claim_token=self.token, status=UnitStatus.IN_FLIGHT).update(
+            lease_until=until
+        )
+        slots.slots_renew(holder=self.token, lease_s=self.lease_s)
+
+    def _finish_if_done(self) -> bool:
+        left = Unit.objects.filter(
+            run_id=self.run_id, status__in=[UnitStatus.PENDING, UnitStatus.IN_FLIGHT]
+        ).exists()
+        if left:
+            return False
+        changed = Run.objects.filter(pk=self.run_id, status=RunStatus.RUNNING).update(
+            status=RunStatus.FINISHED, finished_at=timezone.now()
+        )
+        if changed:
+            self.kind.on_finish(self.run)
+        return True
+
+    # ------------------------------------------------------------------ claiming and calling
+
+    def _in_flight_for(self, endpoint_id: int) -> int:
+        return sum(1 for w in self.inflight.values() if w.unit.endpoint_id == endpoint_id)
+
+    def _launch_more(self, runner: LoopThread) -> int:
+        launched = 0
+        for endpoint_id, endpoint in self.endpoints.items():
+            busy = self._in_flight_for(endpoint_id)
+            if self.slots_held[endpoint_id] < endpoint.max_concurrency:
+                self.slots_held[endpoint_id] = slots.slots_acquire(
+                    endpoint,
+                    holder=self.token,
+                    want=endpoint.max_concurrency - self.slots_held[endpoint_id],
+                    lease_s=self.lease_s,
+                )
+            free = self.slots_held[endpoint_id] - busy
+            if free <= 0:
+                continue
+            units = self._claim(endpoint_id, free)
+            if not units and not busy:
+                # Nothing to do here for now: let other processes have the slots.
+                slots.slots_release(holder=self.token, endpoint=endpoint)
+                self.slots_held[endpoint_id] = 0
+            launched += self._launch(runner, units)
+        return launched
+
+    def _claim(self, endpoint_id: int, n: int) -> list[Unit]:
+        now = timezone.now()
+        claimable = Q(status=UnitStatus.PENDING) | Q(
+            status=UnitStatus.IN_FLIGHT, lease_until__lt=now
+        )
+        with transaction.atomic():
+            ids = list(
+                Unit.objects.select_for_update(skip_locked=True)
+                .filter(claimable, run_id=self.run_id, endpoint_id=endpoint_id)
+                .order_by("id")
+                .values_list("id", flat=True)[:n]
+            )
+            if not ids:
+                return []
+            Unit.objects.filter(claimable, id__in=ids).update(
+                status=UnitStatus.IN_FLIGHT,
+                claim_token=self.token,
+                lease_until=now + timedelta(seconds=self.lease_s),
+                attempts=F("attempts") + 1,
+            )
+        units = list(Unit.objects.filter(id__in=ids, claim_token=self.token).order_by("id"))
+        for unit in units:  # the kinds read these: no query per unit
+            unit.run, unit.endpoint = self.run, self.endpoints[unit.endpoint_id]
+        return units
+
+    def _launch(self, runner: LoopThread, units: list[Unit]) -> int:
+        if not units:
+            return 0
+        requests = self.kind.build_requests(units)
+        works = [
+            Work(u, requests[u.pk], requests[u.pk].cache_key(self.configs[u.endpoint_id]))
+            for u in units
+            if u.pk in requests
+        ]
+        # A unit whose target is gone (e.g. a deleted pair) fails plainly instead of crashing.
+        unbuildable = [
+            (Outcome(Work(u, LLMRequest(system="", messages=[]), ""), error=_gone()), None, "")
+            for u in units
+            if u.pk not in requests
+        ]
+        if unbuildable:
+            self._store(unbuildable)
+        self._send(runner, works)
+        return len(units)
+
+    def _send(self, runner: LoopThread, works: list[Work]) -> None:
+        """Answer from the cache where possible; send the rest to the providers."""
+        cached = {c.key: c for c in CachedCall.objects.filter(key__in=[w.key for w in works])}
+        hits = [w for w in works if w.key in cached]
+        misses = [w for w in works if w.key not in cached]
+        if misses:
+            Unit.objects.filter(id__in=[w.unit.pk for w in misses]).update(sends=F("sends") + 1)
+        for work in misses:
+            self.inflight[runner.call(self.configs[work.unit.endpoint_id], work.request)] = work
+        for work in hits:
+            future: Future = Future()
+            future.set_result(_reply_from_cache(cached[work.key]))
+            self.inflight[future] = work
+
+    # ------------------------------------------------------------------ storing
+
+    def _settle(self, runner: LoopThread, done: set[Future], *, relaunch: bool = True) -> None:
+        outcomes: list[Outcome] = []
+        repairs: list[Work] = []
+        for future in done:
+            work = self.inflight.pop(future)
+            try:
+                outcomes.append(Outcome(work, reply=future.result()))
+            except CallError as exc:
+                outcomes.append(Outcome(work, error=exc))
+        finished: list[tuple[Outcome, dict[str, Any] | None, str]] = []
+        for outcome in outcomes:
+            if outcome.error is not None:
+                finished.append((outcome, None, ""))
+                continue
+            try:
+                result = self.kind.parse(outcome.work.unit, outcome.reply.text)
+                finished.append((outcome, result, ""))
+            except InvalidReply as exc:
+                work = outcome.work
+                if relaunch and not work.first_raw and work.unit.repairs == 0:
+                    repairs.append(self._repair(work, outcome.reply, str(exc)))
+                    self._account(outcome.reply, self.endpoints[work.unit.endpoint_id])
+                else:
+                    finished.append((outcome, None, str(exc)))
+        if finished:
+            self._store(finished)
+        if repairs:
+            self._send(runner, repairs)
+
+    def _repair(self, work: Work, reply: LLMReply, error: str) -> Work:
+        request = self.kind.repair_request(work.request, reply.text, error)
+        work.unit.repairs = 1
+        return Work(
+            work.unit,
+            request,
+            request.cache_key(self.configs[work.unit.endpoint_id]),
+            first_raw=reply.text,
+            first_error=error,
+        )
+
+    def _account(self, reply: LLMReply, endpoint: Endpoint) -> None:
+        """A paid reply that will not be stored with a unit (e.g. before a repair)."""
+        if reply.from_cache:
+            return
+        unit_cost = self._cost_of(reply, endpoint)
+        Run.objects.filter(pk=self.run_id).update(
+            tokens_in=F("tokens_in") + reply.tokens_in,
+            tokens_out=F("tokens_out") + reply.tokens_out,
+            cost=F("cost") + unit_cost,
+        )
+
+    def _cost_of(self, reply: LLMReply, endpoint: Endpoint) -> float:
+        return 0.0 if reply.from_cache else endpoint.cost(reply.tokens_in, reply.tokens_out)
+
+    @transaction.atomic
+    def _store(self, finished: list[tuple[Outcome, dict[str, Any] | None, str]]) -> None:
+        ids = [o.work.unit.pk for o, _, _ in finished]
+        owned = set(
+            Unit.objects.select_for_update()
+            .filter(id__in=ids, claim_token=self.token, status=UnitStatus.IN_FLIGHT)
+            .values_list("id", flat=True)
+        )
+        calls = self._cache_replies([(o, r) for o, r, _ in finished if r is not None])
+        now = timezone.now()
+        done: list[Done] = []
+        units: list[Unit] = []
+        tokens_in = tokens_out = 0
+        cost = 0.0
+        for outcome, result, invalid in finished:
+            unit, reply = outcome.work.unit, outcome.reply
+            if reply is not None and not reply.from_cache:
+                tokens_in += reply.tokens_in
+                tokens_out += reply.tokens_out
+                cost += self._cost_of(reply, self.endpoints[unit.endpoint_id])
+            if unit.pk not in owned:
+                continue  # our lease ran out and another executor took the unit over
+            self._fill_unit(unit, outcome, result, invalid, calls.get(outcome.work.key), now)
+            units.append(unit)
+            if result is not None:
+                done.append(Done(unit, result, reply, outcome.work.request, unit.call_id))
+        if done:
+            self.kind.store(self.run, done)
+        Unit.objects.bulk_update(units, UNIT_RESULT_FIELDS)
+        Run.objects.filter(pk=self.run_id).update(
+            tokens_in=F("tokens_in") + tokens_in,
+            tokens_out=F("tokens_out") + tokens_out,
+            cost=F("cost") + cost,
+        )
+
+    def _fill_unit(
+        self, unit: Unit, outcome: Outcome, result: dict | None, invalid: str, call_id, now
+    ) -> None:
+        reply, work = outcome.reply, outcome.work
+        unit.finished_at = now
+        unit.claim_token = ""
+        unit.lease_until = None
+        unit.request_hash = work.key
+        if result is not None:
+            unit.status = UnitStatus.DONE
+            unit.result = result
+            unit.error = ""
+        elif outcome.error is not None:
+            unit.status = UnitStatus.FAILED
+            unit.error = f"{outcome.error.kind}: {outcome.error}"
+            unit.raw_reply = work.first_raw
+        else:
+            unit.status = UnitStatus.INVALID
+            first = f"first reply: {work.first_error}; " if work.first_raw else ""
+            unit.error = f"{first}{'repair reply' if work.first_raw else 'reply'}: {invalid}"
+            unit.raw_reply = (
+                reply.text
+                if not work.first_raw
+                else (f"{work.first_raw}\n\n--- repair reply ---\n\n{reply.text}")
+            )
+        if reply is not None:
+            endpoint = self.endpoints[unit.endpoint_id]
+            unit.from_cache = reply.from_cache
+            unit.call_id = call_id
+            unit.tokens_in, unit.tokens_out = reply.tokens_in, reply.tokens_out
+            unit.cost = self._cost_of(reply, endpoint)
+            unit.ttft_ms = None if reply.from_cache else reply.ttft_ms
+            unit.latency_ms = None if reply.from_cache else reply.latency_ms
+
+    def _cache_replies(self, parsed: list[tuple[Outcome, dict]]) -> dict[str, int]:
+        """Store each valid new reply under its request key; return key -> CachedCall id."""
+        fresh = [o for o, _ in parsed if not o.reply.from_cache]
+        CachedCall.objects.bulk_create(
+            [
+                CachedCall(
+                    key=o.work.key,
+                    provider=self.configs[o.work.unit.endpoint_id].provider,
+                    model=self.configs[o.work.unit.endpoint_id].model,
+                    request=o.work.request.to_json(),
+                    text=o.reply.text,
+                    model_reported=o.reply.model_reported,
+                    request_id=o.reply.request_id,
+                    tokens_in=o.reply.tokens_in,
+                    tokens_out=o.reply.tokens_out,
+                    ttft_ms=o.reply.ttft_ms,
+                    latency_ms=o.reply.latency_ms,
+                )
+                for o in fresh
+            ],
+            ignore_conflicts=True,
+        )
+        keys = [o.work.key for o, _ in parsed]
+        return dict(CachedCall.objects.filter(key__in=keys).values_list("key", "id"))
+
+
+UNIT_RESULT_FIELDS = [
+    "status",
+    "result",
+    "error",
+    "raw_reply",
+    "finished_at",
+    "claim_token",
+    "lease_until",
+    "request_hash",
+    "repairs",
+    "from_cache",
+    "call",
+    "tokens_in",
+    "tokens_out",
+    "cost",
+    "ttft_ms",
+    "latency_ms",
+]
+
+
+def _gone() -> CallError:
+    return CallError("build", "the unit's target no longer exists (deleted?)")
+
+
+def _reply_from_cache(call: CachedCall) -> LLMReply:
+    return LLMReply(
+        text=call.text,
+        tokens_in=call.tokens_in,
+        tokens_out=call.tokens_out,
+        model_reported=call.model_reported,
+        request_id=call.request_id,
+        finish_reason="cached",
+        from_cache=True,
+    )
+
+
+def run_execute(run_id: int, *, slice_s: float | None = None) -> str:
+    """Work on a run (see Executor); safe to call from several processes at once."""
+    return Executor(run_id, slice_s=slice_s).execute()

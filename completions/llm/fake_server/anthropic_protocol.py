@@ -1,0 +1,93 @@
+"""The Anthropic messages protocol (POST /v1/messages), streaming and structured outputs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aiohttp import web
+
+from . import core
+
+
+def _error(code: int) -> dict[str, Any]:
+    kinds = {429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
+    error = {"type": kinds.get(code, "invalid_request_error"), "message": f"fake error {code}"}
+    return {"type": "error", "error": error}
+
+
+def _schema(body: dict[str, Any]) -> dict[str, Any] | None:
+    fmt = (body.get("output_config") or {}).get("format") or body.get("output_format") or {}
+    return fmt.get("schema") if fmt.get("type") == "json_schema" else None
+
+
+def _event(name: str, data: dict[str, Any]) -> str:
+    return f"event: {name}\ndata: {json.dumps({'type': name, **data})}\n\n"
+
+
+async def messages(request: web.Request) -> web.StreamResponse:
+    body = await request.json()
+    prompt = [body.get("system", ""), *body.get("messages", [])]
+    ex = core.start(request, body, prompt, _schema(body))
+    failure = await core.misbehave(ex, _error)
+    if failure is not None:
+        return failure
+    bad = ex.behaviour.bad
+    bad_http = bool(bad and bad.value == "http" and bad.applies(ex.attempt))
+    if not ex.stream:
+        return _whole(ex, bad_http)
+    pieces = ex.pieces()
+    message = {
+        "id": f"msg_{ex.prompt_hash}",
+        "type": "message",
+        "role": "assistant",
+        "content": [],
+        "model": ex.model,
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": ex.tokens_in, "output_tokens": 1},
+    }
+    head = [
+        _event("message_start", {"message": message}),
+        _event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+    ]
+    frames = [
+        _event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": p}})
+        for p in pieces
+    ]
+    if bad_http:
+        frames = ["event: content_block_delta\ndata: {not json\n\n"]
+    out_tokens = max(1, sum(len(p) for p in pieces) // 4)
+    tail = [
+        _event("content_block_stop", {"index": 0}),
+        _event(
+            "message_delta",
+            {
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": out_tokens},
+            },
+        ),
+        _event("message_stop", {}),
+    ]
+    return await core.stream_events(request, ex, head, frames, tail)
+
+
+def _whole(ex: core.Exchange, bad_http: bool) -> web.Response:
+    if bad_http:
+        return web.Response(text="{not json", content_type="application/json")
+    text = ex.text()
+    payload = {
+        "id": f"msg_{ex.prompt_hash}",
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "model": ex.model,
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": ex.tokens_in, "output_tokens": max(1, len(text) // 4)},
+    }
+    return web.json_response(payload)
+
+
+def add_routes(app: web.Application) -> None:
+    app.router.add_post("/v1/messages", messages)

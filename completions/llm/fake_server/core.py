@@ -1,0 +1,131 @@
+"""What the protocols share: request counting, misbehaviour, the reply, the stream pacing."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from . import behaviour as behaviour_mod
+from . import replies
+
+STATE = web.AppKey("state", "ServerState")
+
+
+class ServerState:
+    """Counts requests per (model, prompt hash), so tests can see what was sent how often."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.total = 0
+
+    def reset(self) -> None:
+        self.counts.clear()
+        self.total = 0
+
+    def count(self, model: str, prompt_hash: str) -> int:
+        self.counts[f"{model}|{prompt_hash}"] += 1
+        self.total += 1
+        return self.counts[f"{model}|{prompt_hash}"]
+
+
+@dataclass
+class Exchange:
+    """One parsed request: who asked for what and how the server should behave."""
+
+    behaviour: behaviour_mod.Behaviour
+    model: str
+    prompt: str
+    prompt_hash: str
+    schema: dict[str, Any] | None
+    stream: bool
+    attempt: int
+    tokens_in: int
+
+    def text(self) -> str:
+        b = self.behaviour
+        bad = b.bad.value if b.bad and b.bad.applies(self.attempt) else None
+        if bad == "content":
+            return "Sure! Here is my verdict: A is better, I think."
+        if bad == "schema" and self.schema is not None:
+            return json.dumps(replies.breaking(self.schema))
+        return replies.reply_text(b.base_model, self.prompt, self.schema, b.bias)
+
+    def pieces(self) -> list[str]:
+        """The reply cut in a few chunks, as a real stream would send it."""
+        text = self.text()
+        size = max(1, len(text) // 4)
+        return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def start(request: web.Request, body: dict[str, Any], prompt_parts: list[Any], schema) -> Exchange:
+    model = str(body.get("model", ""))
+    behaviour = behaviour_mod.parse(model, request.headers.get("X-Fake-Behaviour"))
+    prompt = json.dumps(prompt_parts, sort_keys=True, ensure_ascii=False)
+    # Attempts are counted per conversation (system + first message): a repair request that
+    # appends to it is the same unit's second attempt.
+    root = json.dumps(prompt_parts[:2], sort_keys=True, ensure_ascii=False)
+    prompt_hash = hashlib.sha256(root.encode()).hexdigest()[:16]
+    attempt = request.app[STATE].count(behaviour.base_model, prompt_hash)
+    return Exchange(
+        behaviour=behaviour,
+        model=behaviour.base_model,
+        prompt=prompt,
+        prompt_hash=prompt_hash,
+        schema=schema,
+        stream=bool(body.get("stream")),
+        attempt=attempt,
+        tokens_in=max(1, len(prompt) // 4),
+    )
+
+
+async def misbehave(exchange: Exchange, error_body) -> web.Response | None:
+    """Hang or answer with an HTTP error when asked to; None to go on normally."""
+    b = exchange.behaviour
+    if b.hang and b.hang.applies(exchange.attempt):
+        await asyncio.sleep(3600)
+    if b.status and b.status.applies(exchange.attempt):
+        code = int(b.status.value)
+        headers = {"Retry-After": b.retry_after} if b.retry_after else {}
+        # Tell the SDKs plainly whether to retry, as the real APIs do.
+        headers["x-should-retry"] = "true" if code in (408, 429, 500, 502, 503, 529) else "false"
+        return web.json_response(error_body(code), status=code, headers=headers)
+    return None
+
+
+async def stream_events(
+    request: web.Request,
+    exchange: Exchange,
+    head: list[str],
+    body: list[str],
+    tail: list[str],
+    headers: dict[str, str] | None = None,
+) -> web.StreamResponse:
+    """Send SSE frames: the head at once, the body after the TTFT delay, then the tail."""
+    b = exchange.behaviour
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", **(headers or {})})
+    await response.prepare(request)
+    for frame in head:
+        await response.write(frame.encode())
+    await asyncio.sleep(b.ttft_ms / 1000)
+    drop = int(b.drop.value) if b.drop and b.drop.applies(exchange.attempt) else None
+    for i, frame in enumerate(body):
+        if drop is not None and i >= drop:
+            request.transport.close()  # cut mid-stream: no closing events, no final chunk
+            return response
+        if i and b.chunk_ms:
+            await asyncio.sleep(b.chunk_ms / 1000)
+        await response.write(frame.encode())
+    for frame in tail:
+        await response.write(frame.encode())
+    await response.write_eof()
+    return response
+
+
+def bad_http_frame() -> str:
+    return 'data: {"id": "broken", "choices": [ {\n\n'

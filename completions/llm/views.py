@@ -1,0 +1,105 @@
+"""Studio pages for LLM runs: endpoints, launching with a plan, a run's live progress."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from completions.access import access_study_for_admin, study_admin_required
+
+from . import selectors, services
+from .forms import EndpointForm, RunLaunchForm
+from .models import Run, RunStatus
+
+
+def _run_for(request: HttpRequest, slug: str, run_id: int) -> Run:
+    study = access_study_for_admin(request.user, slug)
+    return get_object_or_404(Run.objects.select_related("study"), pk=run_id, study=study)
+
+
+def _hub(request, study, *, endpoint_form=None, launch_form=None, status=200) -> HttpResponse:
+    context = {
+        "study": study,
+        "endpoints": selectors.endpoints_all(),
+        "runs": [(run, selectors.run_counts(run)) for run in selectors.runs_for_study(study)[:50]],
+        "endpoint_form": endpoint_form or EndpointForm(),
+        "launch_form": launch_form or RunLaunchForm(),
+    }
+    return render(request, "llm/hub.html", context, status=status)
+
+
+@require_GET
+@study_admin_required
+def llm_hub(request: HttpRequest, slug: str) -> HttpResponse:
+    return _hub(request, access_study_for_admin(request.user, slug))
+
+
+@require_POST
+@study_admin_required
+def endpoint_add(request: HttpRequest, slug: str) -> HttpResponse:
+    study = access_study_for_admin(request.user, slug)
+    form = EndpointForm(request.POST)
+    if not form.is_valid():
+        return _hub(request, study, endpoint_form=form, status=400)
+    endpoint = form.save()
+    messages.success(request, f"Endpoint {endpoint.name} saved.")
+    problem = services.endpoint_key_problem(endpoint)
+    if problem:
+        messages.warning(request, f"{problem}: calls will fail until it is set for the workers.")
+    return redirect("llm:hub", slug=study.slug)
+
+
+@require_POST
+@study_admin_required
+def run_plan(request: HttpRequest, slug: str) -> HttpResponse:
+    study = access_study_for_admin(request.user, slug)
+    form = RunLaunchForm(request.POST)
+    if not form.is_valid():
+        return _hub(request, study, launch_form=form, status=400)
+    run = services.run_plan(
+        study=study,
+        kind=form.cleaned_data["kind"],
+        endpoints=form.cleaned_data["endpoints"],
+        budget_usd=form.cleaned_data["budget_usd"],
+        user=request.user,
+    )
+    return redirect("llm:run", slug=study.slug, run_id=run.pk)
+
+
+@require_GET
+@study_admin_required
+def run_page(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    run = _run_for(request, slug, run_id)
+    context = {
+        "study": run.study,
+        "run": run,
+        "counts": selectors.run_counts(run),
+        "failures": selectors.run_failures(run),
+        "key_problems": [p for e in run.endpoints.all() if (p := services.endpoint_key_problem(e))],
+        "endpoint_names": ", ".join(sorted(e.name for e in run.endpoints.all())),
+    }
+    fragment = request.htmx and not request.htmx.history_restore_request
+    return render(request, "llm/run.html#progress" if fragment else "llm/run.html", context)
+
+
+@require_POST
+@study_admin_required
+def run_action(request: HttpRequest, slug: str, run_id: int, action: str) -> HttpResponse:
+    run = _run_for(request, slug, run_id)
+    if action == "start":
+        if run.status == RunStatus.PLANNED and services.run_start(run=run):
+            messages.success(request, "Run started.")
+    elif action == "cancel":
+        if services.run_cancel(run=run):
+            messages.success(request, "Run cancelled: calls already in flight finish and are kept.")
+    elif action == "retry":
+        n = services.run_retry_failed(run=run)
+        messages.success(request, f"{n} failed or invalid units queued again.")
+    elif action == "resume":
+        services.run_resume(run=run)
+        messages.success(request, "Run resumed.")
+    else:
+        raise Http404("unknown action")
+    return redirect("llm:run", slug=run.study.slug, run_id=run.pk)
