@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import docs, imports, judgments, material, results
+from . import docs, imports, judgments, llm, material, results
 
 app_name = "api"
 study = "studies/<slug:slug>/"
@@ -19,4 +19,8 @@ urlpatterns = [
     path(study + "leaderboard/snapshots/", results.SnapshotList.as_view(), name="snapshots"),
     path(study + "agreement/", results.Agreement.as_view(), name="agreement"),
     path(study + "imports/", imports.ImportCreate.as_view(), name="imports"),
+    path(study + "llm-runs/", llm.RunList.as_view(), name="llm-runs"),
+    path(study + "llm-runs/<int:run_id>/", llm.RunDetail.as_view(), name="llm-run"),
+    path(study + "llm-runs/<int:run_id>/launch/", llm.RunLaunch.as_view(), name="llm-launch"),
+    path(study + "llm-runs/<int:run_id>/cancel/", llm.RunCancel.as_view(), name="llm-cancel"),
 ]
