@@ -225,7 +225,7 @@ def main() -> None:
     try:
         for fmt in args.formats.split(","):
             for slug in sizes:
-                out = f"/tmp/{slug}.{fmt}"
+                out = f"/tmp/{BENCH_DB}-{slug}.{fmt}"
                 child = subprocess.run(
                     [sys.executable, __file__, "--child", slug, fmt, out],
                     env=os.environ,

@@ -56,7 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=42_000)
     args = parser.parse_args()
-    path = Path("/tmp/bench_judgments.jsonl")
+    path = Path(f"/tmp/{BENCH_DB}.jsonl")
     with open(path, "w") as fh:
         fh.writelines(json.dumps(r) + "\n" for r in rows(args.n))
     base = os.environ.get("DATABASE_URL")

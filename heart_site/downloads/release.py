@@ -1,7 +1,8 @@
 """The release bundle of a study (paper 9.13): a zip anyone can check and recompute.
 
 Contents: contexts, completions and judgments (JSON Lines, the contract formats; raters as
-pseudonyms), the LLM judges' prompt hashes and raw replies, the rubric (paper Table 2) and the
+pseudonyms), the LLM judges' prompt hashes and raw replies, the prompts with their versions and
+the LLM runs (endpoints, models, parameters, tokens, cost), the rubric (paper Table 2) and the
 strategy taxonomy, the study settings, the leaderboard and agreement as the platform computed
 them, a datasheet, `recompute_leaderboard.py` with the project's `ranking/bradley_terry.py` beside
 it (so the bundle alone recomputes the Elo), and `SHA256SUMS` over every other file
@@ -102,6 +103,47 @@ def llm_judge_rows(study: Study) -> Iterator[dict[str, Any]]:
         }
 
 
+def llm_prompts(study: Study) -> dict[str, Any]:
+    """The prompts and their versions: the judge template, the study's supporter prompts, and
+    every LLM run with its endpoints (provider, model, family; never a key)."""
+    from annotation import llm_judge
+    from completions.llm.models import Run
+    from completions.models import SupporterPrompt
+
+    runs = Run.objects.filter(study=study).prefetch_related("endpoints").order_by("id")
+    return {
+        "judge_template": {
+            "version": llm_judge.TEMPLATE_VERSION,
+            "system": llm_judge.SYSTEM_TEMPLATE,
+            "user": llm_judge.USER_TEMPLATE,
+        },
+        "supporter_prompts": list(
+            SupporterPrompt.objects.filter(study=study)
+            .order_by("version")
+            .values("version", "text", "created_at")
+        ),
+        "runs": [
+            {
+                "run": run.pk,
+                "kind": run.kind,
+                "status": run.status,
+                "params": run.params,
+                "plan": run.plan,
+                "endpoints": [
+                    {"name": e.name, "provider": e.provider, "model": e.model, "family": e.family}
+                    for e in run.endpoints.all()
+                ],
+                "tokens_in": run.tokens_in,
+                "tokens_out": run.tokens_out,
+                "cost_usd": run.cost,
+                "created_at": run.created_at,
+                "finished_at": run.finished_at,
+            }
+            for run in runs
+        ],
+    }
+
+
 def rubric() -> dict[str, Any]:
     return {
         "version": "HEART paper Table 2",
@@ -119,6 +161,7 @@ def _files(study: Study, *, generated_at: str) -> list[tuple[str, Iterable[bytes
         ("completions.jsonl", _jsonl(completion_rows(study))),
         ("judgments.jsonl", judgments_stream(study=study, fmt="jsonl")),
         ("llm_judgments.jsonl", _jsonl(llm_judge_rows(study))),
+        ("llm_prompts.json", _json(llm_prompts(study))),
         ("rubric.json", _json(rubric())),
         ("leaderboard.json", _json(leaderboards(study))),
         ("agreement.json", _json(services.agreement_compute(study))),

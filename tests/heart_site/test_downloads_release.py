@@ -222,6 +222,7 @@ def test_the_release_bundle_recomputes_the_same_elo_in_a_fresh_process(admin_cli
         "rubric.json",
         "leaderboard.json",
         "llm_judgments.jsonl",
+        "llm_prompts.json",
         "ranking/bradley_terry.py",
     } <= names
     folder = tmp_path / "x" / f"{study.slug}-release"
@@ -230,6 +231,8 @@ def test_the_release_bundle_recomputes_the_same_elo_in_a_fresh_process(admin_cli
     assert "invite_token" not in settings and "completion_code" not in settings
     datasheet = (folder / "DATASHEET.md").read_text()
     assert "excluded by a study admin" in datasheet and "LLM judge `llm-0`" in datasheet
+    prompts = json.loads((folder / "llm_prompts.json").read_text())
+    assert prompts["judge_template"]["version"] == "heart-judge-v1"
     # sha256sum agrees with the listing; the script, alone in a fresh interpreter, recomputes.
     assert subprocess.run(["sha256sum", "-c", "--quiet", "SHA256SUMS"], cwd=folder).returncode == 0
     done = subprocess.run(
