@@ -155,7 +155,7 @@ def api_child(slug: str, out: str) -> int:
     url, rows = f"/api/studies/{slug}/judgments/?page_size=1000", 0
     with open(out, "w") as fh:
         while url:
-            body = client.get(url).json()
+            body = client.get(url, secure=True).json()  # production settings: HTTPS only
             fh.writelines(json.dumps(r) + "\n" for r in body["results"])
             rows += len(body["results"])
             url = body["next"]

@@ -96,18 +96,20 @@ class RunList(StudyAdminApi):
         return Response(run_body(run), status=status.HTTP_201_CREATED)
 
 
-class RunDetail(StudyAdminApi):
-    """One run's status, plan and live counts."""
-
+class _RunApi(StudyAdminApi):
     def run(self) -> Run:
         return get_object_or_404(Run, study=self.study(), pk=self.kwargs["run_id"])
+
+
+class RunDetail(_RunApi):
+    """One run's status, plan and live counts."""
 
     @extend_schema(responses=RunStatus)
     def get(self, request: Request, slug: str, run_id: int) -> Response:
         return Response(run_body(self.run()))
 
 
-class RunLaunch(RunDetail):
+class RunLaunch(_RunApi):
     """Launch a planned run (a worker takes it once the request commits); 409 otherwise."""
 
     @extend_schema(request=None, responses={202: RunStatus, 409: OpenApiTypes.OBJECT})
@@ -119,7 +121,7 @@ class RunLaunch(RunDetail):
         return Response(run_body(run), status=status.HTTP_202_ACCEPTED)
 
 
-class RunCancel(RunDetail):
+class RunCancel(_RunApi):
     """Cancel a planned or running run: no new calls; calls in flight finish and are kept."""
 
     @extend_schema(request=None, responses={200: RunStatus, 409: OpenApiTypes.OBJECT})
