@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.shortcuts import get_object_or_404
 from rest_framework.permissions import BasePermission
 
@@ -93,8 +93,15 @@ def access_study_for_admin(user, slug: str) -> Study:
     including a study admin of other studies (Study.admins)."""
     if not is_study_admin(user):
         raise PermissionDenied("Study admins only.")
-    study = get_object_or_404(Study, slug=slug)
-    if not can_admin_study(user, study):
+    # One query: the study with whether it lists any admin and whether it lists this user.
+    members = Study.admins.through.objects.filter(study_id=OuterRef("pk"))
+    study = get_object_or_404(
+        Study.objects.annotate(
+            lists_admins=Exists(members), lists_user=Exists(members.filter(user_id=user.pk))
+        ),
+        slug=slug,
+    )
+    if not (user.is_superuser or study.lists_user or not study.lists_admins):
         raise PermissionDenied("You are not an admin of this study.")
     return study
 
