@@ -49,7 +49,7 @@ from django.db.models import F
 from django.db.models.functions import Greatest
 
 from completions.formats import parse_line
-from completions.importers import ImportFileError, read_jsonl
+from completions.importers import ImportFileError, read_jsonl_model
 from completions.models import Completion, DialogueContext, Study, System, SystemKind
 
 from .formats import JudgmentFormat
@@ -96,7 +96,7 @@ def parse_judgment(obj: dict[str, Any], line: int) -> JudgmentFormat:
 
 
 def read_judgments(path: str | Path) -> list[JudgmentFormat]:
-    return read_jsonl(path, parse_judgment)
+    return read_jsonl_model(path, JudgmentFormat)
 
 
 def flip(record: JudgmentRecord) -> None:

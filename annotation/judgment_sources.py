@@ -27,9 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from completions.importers import ImportFileError, iter_jsonl, read_jsonl, read_records
+from completions.importers import ImportFileError, iter_jsonl, read_records
 
-from .judgment_io import JudgmentRecord, parse_judgment
+from .judgment_io import JudgmentRecord, parse_judgment, read_judgments
 
 SOURCE_FORMATS = ("jsonl", "arena", "mtbench", "csv")
 WINNERS = {
@@ -53,7 +53,7 @@ def read_source(
 ) -> tuple[list[JudgmentRecord], int]:
     """(records, rows skipped) of a judgments file in one of SOURCE_FORMATS."""
     if fmt == "jsonl":
-        return read_jsonl(path, parse_judgment), 0
+        return read_judgments(path), 0
     if fmt == "csv":
         return read_records(_csv_rows(path, mapping or {}), parse_judgment), 0
     convert = {"arena": arena_row, "mtbench": mtbench_row}.get(fmt)

@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .formats import CompletionFormat, ContextFormat, parse_line
+from pydantic import ValidationError
+
+from .formats import CompletionFormat, ContextFormat, ContractModel, parse_line
 
 # The records the services write from are the format models themselves.
 ContextRecord = ContextFormat
@@ -66,6 +68,47 @@ def read_jsonl(path: str | Path, parse: Callable[[dict, int], Any]) -> list:
         raise ImportFileError(f"{path}: not UTF-8 text ({exc.reason})") from exc
 
 
+def read_jsonl_model(path: str | Path, model: type[ContractModel]) -> list:
+    """Every line of a JSON Lines file validated by a format model.
+
+    A good line is parsed and validated in one step by pydantic-core (no Python dict first:
+    about a third faster); a bad one goes through json.loads and `parse_line` again so that its
+    message is the usual "line N: reason".
+    """
+    records = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for number, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = model.model_validate_json(line)
+                except ValidationError:
+                    records += read_records(iter([(number, _decode(line, number))]), _parser(model))
+                    continue
+                record._line = number
+                records.append(record)
+    except UnicodeDecodeError as exc:
+        raise ImportFileError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+    return records
+
+
+def _decode(line: str, number: int) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ImportFileError(
+            f"line {number}: invalid JSON ({exc.msg}, column {exc.colno}); is the file truncated?"
+        ) from exc
+    if not isinstance(obj, dict):
+        raise ImportFileError(f"line {number}: expected a JSON object")
+    return obj
+
+
+def _parser(model: type[ContractModel]) -> Callable[[dict, int], Any]:
+    return lambda obj, line: parse_line(model, obj, line)
+
+
 def parse_context(obj: dict[str, Any], line: int) -> ContextFormat:
     return parse_line(ContextFormat, obj, line)
 
@@ -75,12 +118,13 @@ def parse_completion(obj: dict[str, Any], line: int) -> CompletionFormat:
 
 
 def read_contexts(path: str | Path) -> list[ContextFormat]:
-    return _unique(read_jsonl(path, parse_context), key=lambda r: r.external_id, what="context")
+    records = read_jsonl_model(path, ContextFormat)
+    return _unique(records, key=lambda r: r.external_id, what="context")
 
 
 def read_completions(path: str | Path) -> list[CompletionFormat]:
     return _unique(
-        read_jsonl(path, parse_completion),
+        read_jsonl_model(path, CompletionFormat),
         key=lambda r: (r.context_id, r.system),
         what="completion",
     )
