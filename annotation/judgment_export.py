@@ -20,40 +20,22 @@ pyarrow record batches through one ParquetWriter.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from django.db.models import TextField
+from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
 
 from completions.csv_safe import safe_row
 from completions.models import Study
 
+from .formats import FIELDS
 from .models import Judgment
 
-FIELDS = [
-    "context_id",
-    "system_a",
-    "system_b",
-    "completion_a",
-    "completion_b",
-    "shown_left",
-    "judge",
-    "judge_kind",
-    "judge_family",
-    "winner",
-    "strength",
-    "strength_max",
-    "axes",
-    "rationale",
-    "duration_ms",
-    "submitted_at",
-    "quality_check",
-    "excluded",
-]
 FORMATS = ("csv", "jsonl", "parquet")
 CHUNK = 5000
 COLUMNS = {
@@ -66,6 +48,8 @@ COLUMNS = {
 # Read as they are from the judgment row; "excluded" is derived from the rater.
 PLAIN = [f for f in FIELDS if f not in COLUMNS and f != "excluded"]
 EXTRA = [
+    "pair__completion_a__text_unknown",
+    "pair__completion_b__text_unknown",
     "quality_item_id",
     "quality_item__text_a",
     "quality_item__text_b",
@@ -74,28 +58,30 @@ EXTRA = [
 ]
 
 
-def export_rows(
-    study: Study, *, chunk_size: int = CHUNK, axes_as_text: bool = False
-) -> Iterator[dict[str, Any]]:
-    """The study's judgments as contract rows, streamed in id order.
+def export_values(queryset: QuerySet, *, axes_as_text: bool = False) -> QuerySet:
+    """`values()` of a Judgment queryset with everything a contract row needs (and "id").
 
     `axes_as_text` has the database render the axes JSON (no decode and re-encode per row).
     """
     plain = [c for c in PLAIN if c != "axes"] if axes_as_text else PLAIN
     extra = {"axes_text": Cast("axes", TextField())} if axes_as_text else {}
-    rows = (
-        Judgment.objects.filter(study=study)
-        .order_by("id")
-        .values(*COLUMNS.values(), *plain, *EXTRA, **extra)
-        .iterator(chunk_size=chunk_size)
-    )
+    return queryset.values("id", *COLUMNS.values(), *plain, *EXTRA, **extra)
+
+
+def export_rows(
+    study: Study, *, chunk_size: int = CHUNK, axes_as_text: bool = False
+) -> Iterator[dict[str, Any]]:
+    """The study's judgments as contract rows, streamed in id order."""
+    queryset = Judgment.objects.filter(study=study).order_by("id")
+    rows = export_values(queryset, axes_as_text=axes_as_text).iterator(chunk_size=chunk_size)
     for row in rows:
-        if axes_as_text:
-            row["axes"] = row.pop("axes_text")
-        yield _contract_row(row)
+        yield contract_row(row)
 
 
-def _contract_row(row: dict[str, Any]) -> dict[str, Any]:
+def contract_row(row: dict[str, Any]) -> dict[str, Any]:
+    """One `export_values` row as the judgments contract (annotation.formats.FIELDS)."""
+    if "axes_text" in row:
+        row["axes"] = row.pop("axes_text")
     out = {name: row[column] for name, column in COLUMNS.items()}
     if row["quality_item_id"] is not None:
         out.update(
@@ -106,6 +92,13 @@ def _contract_row(row: dict[str, Any]) -> dict[str, Any]:
             completion_b=row["quality_item__text_b"],
         )
     out.update((k, row[k]) for k in PLAIN)
+    if row.get("pair__completion_a__text_unknown") or row.get("pair__completion_b__text_unknown"):
+        out["completion_a"] = (
+            None if row["pair__completion_a__text_unknown"] else out["completion_a"]
+        )
+        out["completion_b"] = (
+            None if row["pair__completion_b__text_unknown"] else out["completion_b"]
+        )
     out["shown_left"] = out["shown_left"] or None
     out["judge_family"] = out["judge_family"] or None
     out["quality_check"] = bool(row["quality_check"] or row["quality_item_id"] is not None)
@@ -116,11 +109,32 @@ def _contract_row(row: dict[str, Any]) -> dict[str, Any]:
 
 def judgments_export(*, study: Study, fmt: str, path: str | Path, chunk_size: int = CHUNK) -> int:
     """Write the study's judgments to `path` as csv, jsonl or parquet; returns the row count."""
-    writer = {"csv": _write_csv, "jsonl": _write_jsonl, "parquet": _write_parquet}.get(fmt)
-    if writer is None:
+    counter = [0]
+    with open(path, "wb") as fh:
+        for block in judgments_stream(study=study, fmt=fmt, chunk_size=chunk_size, count=counter):
+            fh.write(block)
+    return counter[0]
+
+
+def judgments_stream(
+    *, study: Study, fmt: str, chunk_size: int = CHUNK, count: list[int] | None = None
+) -> Iterator[bytes]:
+    """The export as blocks of bytes, one per chunk of rows (files and HTTP downloads).
+
+    `count`, when given, gets the number of rows written in its first item.
+    """
+    encoder = {"csv": _csv_blocks, "jsonl": _jsonl_blocks, "parquet": _parquet_blocks}.get(fmt)
+    if encoder is None:
         raise ValueError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
     rows = export_rows(study, chunk_size=chunk_size, axes_as_text=fmt != "jsonl")
-    return writer(_chunks(rows, chunk_size), path)
+    count = count if count is not None else [0]
+
+    def counted() -> Iterator[list[dict[str, Any]]]:
+        for chunk in _chunks(rows, chunk_size):
+            count[0] += len(chunk)
+            yield chunk
+
+    return encoder(counted())
 
 
 def _chunks(rows: Iterator[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
@@ -128,40 +142,59 @@ def _chunks(rows: Iterator[dict[str, Any]], size: int) -> Iterator[list[dict[str
         yield chunk
 
 
-def _write_jsonl(chunks, path) -> int:
-    n = 0
-    with open(path, "w", encoding="utf-8") as fh:
-        for chunk in chunks:
-            fh.writelines(json.dumps(_jsonable(r), ensure_ascii=False) + "\n" for r in chunk)
-            n += len(chunk)
-    return n
+def _jsonl_blocks(chunks) -> Iterator[bytes]:
+    for chunk in chunks:
+        text = "".join(json.dumps(_jsonable(r), ensure_ascii=False) + "\n" for r in chunk)
+        yield text.encode("utf-8")
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
-    return {**row, "submitted_at": row["submitted_at"].isoformat()}
+    moment = row["submitted_at"]
+    return {**row, "submitted_at": moment.isoformat() if moment else None}
 
 
 def _csv_row(row: dict[str, Any]) -> list[Any]:
     out = ["" if row[f] is None else row[f] for f in FIELDS]
     out[BOOL_AT[0]] = "true" if row["quality_check"] else "false"
     out[BOOL_AT[1]] = "true" if row["excluded"] else "false"
-    out[TIME_AT] = row["submitted_at"].isoformat()
-    return out
+    out[TIME_AT] = row["submitted_at"].isoformat() if row["submitted_at"] else ""
+    # Texts from raters and other tools could start a spreadsheet formula.
+    return safe_row(out)
 
 
 BOOL_AT = (FIELDS.index("quality_check"), FIELDS.index("excluded"))
 TIME_AT = FIELDS.index("submitted_at")
 
 
-def _write_csv(chunks, path) -> int:
-    n = 0
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        out = csv.writer(fh)
-        out.writerow(safe_row(FIELDS))
-        for chunk in chunks:
-            out.writerows(safe_row(_csv_row(r)) for r in chunk)
-            n += len(chunk)
-    return n
+def csv_blocks(
+    header: list[str], rows: Iterator[list[Any]], *, size: int = CHUNK
+) -> Iterator[bytes]:
+    """CSV text in blocks of `size` rows, every cell through csv_safe (formula neutralised)."""
+    buffer = io.StringIO()
+    out = csv.writer(buffer)
+    out.writerow(safe_row(header))
+    for n, row in enumerate(rows, start=1):
+        out.writerow(safe_row(row))
+        if n % size == 0:
+            yield _drain(buffer)
+    yield _drain(buffer)
+
+
+def _drain(buffer: io.StringIO) -> bytes:
+    data = buffer.getvalue().encode("utf-8")
+    buffer.seek(0)
+    buffer.truncate(0)
+    return data
+
+
+def _csv_blocks(chunks) -> Iterator[bytes]:
+    buffer = io.StringIO()
+    out = csv.writer(buffer)
+    out.writerow(FIELDS)
+    for chunk in chunks:
+        out.writerows(_csv_row(r) for r in chunk)
+        yield _drain(buffer)
+    yield _drain(buffer)
 
 
 def parquet_schema():
@@ -179,16 +212,52 @@ def parquet_schema():
     return pa.schema([(name, types.get(name, text)) for name in FIELDS])
 
 
-def _write_parquet(chunks, path) -> int:
+class _Sink:
+    """A write-only file for pyarrow that hands its bytes out after each batch."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.position = 0
+        self.closed = False
+
+    def write(self, data) -> int:
+        data = bytes(data)
+        self.parts.append(data)
+        self.position += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self.position
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+    def take(self) -> bytes:
+        data, self.parts = b"".join(self.parts), []
+        return data
+
+
+def parquet_blocks(schema, batches) -> Iterator[bytes]:
+    """Parquet bytes from an iterator of column dicts, one row group per batch."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema, n = parquet_schema(), 0
-    with pq.ParquetWriter(str(path), schema) as writer:
-        for chunk in chunks:
-            columns = {f: [r[f] for r in chunk] for f in FIELDS}
-            writer.write_batch(pa.RecordBatch.from_pydict(columns, schema=schema))
-            n += len(chunk)
-        if n == 0:
-            writer.write_table(schema.empty_table())
-    return n
+    sink = _Sink()
+    writer = pq.ParquetWriter(pa.PythonFile(sink, mode="w"), schema)
+    empty = True
+    for columns in batches:
+        writer.write_batch(pa.RecordBatch.from_pydict(columns, schema=schema))
+        empty = False
+        yield sink.take()
+    if empty:
+        writer.write_table(schema.empty_table())
+    writer.close()
+    yield sink.take()
+
+
+def _parquet_blocks(chunks) -> Iterator[bytes]:
+    batches = ({f: [r[f] for r in chunk] for f in FIELDS} for chunk in chunks)
+    return parquet_blocks(parquet_schema(), batches)

@@ -3,10 +3,15 @@
 Import (`judgments_import`): the whole file is parsed and validated first ("line N: reason"), then
 written in one transaction with bulk inserts; any error leaves the database as it was.
 
+- The format (annotation.formats) requires only context_id, system_a, system_b, judge and winner;
+  the defaults for the rest are documented there. Files of other tools (Chatbot Arena, MT-Bench,
+  plain CSV) are read by annotation.judgment_sources into the same records.
 - Contexts, systems and completions are created as needed: a context made here has no turns
   (turns=[]; a later contexts import fills it in), a new system is a "model" (the file does not say
-  its kind; "original-dataset" is a "dataset"), a completion comes from completion_a/_b text. A
-  completion that exists with another text, or a missing completion without text, is an error.
+  its kind; "original-dataset" is a "dataset"), a completion comes from completion_a/_b text; with
+  no text it is a placeholder marked text_unknown (never served to raters) that a later file with
+  the text, or a completions import, fills in. A completion stored with another text is an error.
+- A missing submitted_at is stored as null (unknown), never invented.
 - The pair is found or created in canonical orientation (completion_a has the smaller id); when
   the file's system_a is the pair's completion_b, winner, shown_left and every axis winner flip.
 - Human judges become Raters (source "import") whose pseudonym is a keyed HMAC of the file's judge
@@ -32,51 +37,30 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 from collections import Counter
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
 
-from completions.importers import ImportFileError, read_jsonl
+from completions.formats import parse_line
+from completions.importers import ImportFileError, read_jsonl_model
 from completions.models import Completion, DialogueContext, Study, System, SystemKind
 
-from .judgment_export import FIELDS, judgments_export  # noqa: F401 (one import point)
-from .models import AXES, JudgeKind, Judgment, Pair, Rater
+from .formats import JudgmentFormat
+from .judgment_export import judgments_export  # noqa: F401 (one import point)
+from .models import JudgeKind, Judgment, Pair, Rater
 
-KNOWN_KEYS = set(FIELDS)  # the contract's fields; anything else goes to metadata
-DEFAULT_SCALE = {JudgeKind.HUMAN: 2, JudgeKind.LLM: 5}
 FLIP = {"a": "b", "b": "a", "tie": "tie", None: None, "": ""}
 BATCH = 2000
 
-
-@dataclass
-class JudgmentRecord:
-    line: int
-    context_id: str
-    system_a: str
-    system_b: str
-    completion_a: str | None
-    completion_b: str | None
-    shown_left: str
-    judge: str
-    judge_kind: str
-    judge_family: str
-    winner: str
-    strength: int | None
-    strength_max: int | None
-    axes: dict[str, Any]
-    rationale: str
-    duration_ms: int | None
-    submitted_at: datetime
-    quality_check: bool
-    excluded: bool
-    metadata: dict[str, Any]
+# A validated line of a judgments file (the format model itself; `flip` turns it around).
+JudgmentRecord = JudgmentFormat
 
 
 @dataclass
@@ -87,9 +71,13 @@ class JudgmentImportReport:
     duplicate_lines: int = 0
     quality_checks_skipped: int = 0
     tie_strength_dropped: int = 0
+    time_unknown: int = 0
+    source_rows_skipped: int = 0
     contexts_created: int = 0
     systems_created: int = 0
     completions_created: int = 0
+    completions_text_unknown: int = 0
+    completions_filled_in: int = 0
     pairs_created: int = 0
     raters_created: int = 0
     quotas_raised: int = 0
@@ -103,112 +91,12 @@ class JudgmentImportReport:
 # Parsing --------------------------------------------------------------------------------------
 
 
-def _choice(obj: dict, key: str, allowed: tuple, *, default: Any = ...) -> Any:
-    value = obj.get(key, default) if default is not ... else obj.get(key)
-    if value not in allowed:
-        raise ValueError(
-            f"'{key}' must be one of {[a for a in allowed if a is not None]}"
-            f"{' or null' if None in allowed else ''}, not {value!r}"
-        )
-    return value
+def parse_judgment(obj: dict[str, Any], line: int) -> JudgmentFormat:
+    return parse_line(JudgmentFormat, obj, line)
 
 
-def _text(obj: dict, key: str, *, required: bool = False) -> str | None:
-    value = obj.get(key)
-    if value is None and not required:
-        return None
-    if not isinstance(value, str) or (required and not value.strip()):
-        raise ValueError(f"'{key}' must be a non-empty string")
-    return value
-
-
-def _int(obj: dict, key: str, low: int, high: int | None = None) -> int | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int)
-        or value < low
-        or (high is not None and value > high)
-    ):
-        raise ValueError(f"'{key}' must be an integer in [{low}, {high or 'inf'}] or null")
-    return value
-
-
-def _bool(obj: dict, key: str) -> bool:
-    value = obj.get(key)
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise ValueError(f"'{key}' must be true, false or null")
-    return value
-
-
-def _timestamp(obj: dict) -> datetime:
-    value = obj.get("submitted_at")
-    try:
-        moment = datetime.fromisoformat(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"'submitted_at' must be an ISO 8601 time, not {value!r}") from None
-    # A time without an offset is read as UTC.
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _axes(value: Any) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ValueError("'axes' must be an object")
-    for axis, mark in value.items():
-        if axis not in AXES:
-            raise ValueError(f"unknown axis {axis!r} (axes are {', '.join(AXES)})")
-        if not isinstance(mark, dict) or mark.get("winner") not in ("a", "b", "tie"):
-            raise ValueError(f"axis {axis}: expected {{'winner': 'a'|'b'|'tie', ...}}")
-        _int(mark, "strength", 0)
-    return value
-
-
-def parse_judgment(obj: dict[str, Any], line: int) -> JudgmentRecord:
-    kind = _choice(obj, "judge_kind", tuple(JudgeKind.values))
-    winner = _choice(obj, "winner", ("a", "b", "tie"))
-    strength, scale = _int(obj, "strength", 1, 5), _int(obj, "strength_max", 1)
-    metadata = {k: v for k, v in obj.items() if k not in KNOWN_KEYS}
-    if winner == "tie" and strength is not None:
-        metadata["dropped_tie_strength"], strength = strength, None
-    if scale is None and strength is not None:
-        scale = DEFAULT_SCALE[kind]
-    if strength is not None and strength > scale:
-        raise ValueError(f"strength {strength} is above strength_max {scale}")
-    record = JudgmentRecord(
-        line=line,
-        context_id=_text(obj, "context_id", required=True).strip(),
-        system_a=_text(obj, "system_a", required=True).strip(),
-        system_b=_text(obj, "system_b", required=True).strip(),
-        completion_a=_text(obj, "completion_a"),
-        completion_b=_text(obj, "completion_b"),
-        shown_left=_choice(obj, "shown_left", ("a", "b", None)) or "",
-        judge=_text(obj, "judge", required=True).strip(),
-        judge_kind=kind,
-        judge_family=_text(obj, "judge_family") or "",
-        winner=winner,
-        strength=strength,
-        strength_max=scale,
-        axes=_axes(obj.get("axes")),
-        rationale=_text(obj, "rationale") or "",
-        duration_ms=_int(obj, "duration_ms", 0),
-        submitted_at=_timestamp(obj),
-        quality_check=_bool(obj, "quality_check"),
-        excluded=_bool(obj, "excluded"),
-        metadata=metadata,
-    )
-    if record.system_a == record.system_b:
-        raise ValueError("system_a and system_b must differ")
-    return record
-
-
-def read_judgments(path: str | Path) -> list[JudgmentRecord]:
-    return read_jsonl(path, parse_judgment)
+def read_judgments(path: str | Path) -> list[JudgmentFormat]:
+    return read_jsonl_model(path, JudgmentFormat)
 
 
 def flip(record: JudgmentRecord) -> None:
@@ -217,6 +105,10 @@ def flip(record: JudgmentRecord) -> None:
     record.completion_a, record.completion_b = record.completion_b, record.completion_a
     record.winner, record.shown_left = FLIP[record.winner], FLIP[record.shown_left]
     record.axes = {k: {**m, "winner": FLIP[m["winner"]]} for k, m in record.axes.items()}
+
+
+def axes_json(record: JudgmentRecord) -> dict[str, Any]:
+    return record.axes
 
 
 def import_pseudonym(*, study: Study, external_id: str) -> str:
@@ -229,9 +121,22 @@ def import_pseudonym(*, study: Study, external_id: str) -> str:
 # Writing --------------------------------------------------------------------------------------
 
 
-def judgments_import(*, study: Study, path: str | Path) -> JudgmentImportReport:
-    """Import a judgments JSONL file into `study`; all or nothing, idempotent."""
-    return judgments_import_records(study=study, records=read_judgments(path))
+def judgments_import(
+    *, study: Study, path: str | Path, fmt: str = "jsonl", mapping: dict[str, str] | None = None
+) -> JudgmentImportReport:
+    """Import a judgments file into `study`; all or nothing, idempotent.
+
+    `fmt` is "jsonl" (the contract) or another tool's file: "arena", "mtbench", "csv" (with
+    `mapping` from contract field to CSV column); see annotation.judgment_sources.
+    """
+    if fmt == "jsonl":
+        return judgments_import_records(study=study, records=read_judgments(path))
+    from .judgment_sources import read_source
+
+    records, skipped = read_source(path, fmt, mapping=mapping)
+    report = judgments_import_records(study=study, records=records)
+    report.source_rows_skipped = skipped
+    return report
 
 
 @transaction.atomic
@@ -243,6 +148,7 @@ def judgments_import_records(
     real = [r for r in records if not r.quality_check]
     report.quality_checks_skipped = len(records) - len(real)
     report.tie_strength_dropped = sum("dropped_tie_strength" in r.metadata for r in real)
+    report.time_unknown = sum(r.submitted_at is None for r in real)
     contexts = _contexts(study, real, report)
     systems = _systems(study, real, report)
     completions = _completions(study, real, contexts, systems, report)
@@ -282,36 +188,52 @@ def _kind(name: str) -> str:
 
 
 def _completions(study, records, contexts, systems, report) -> dict[tuple[int, int], int]:
-    """(context id, system id) -> completion id, creating completions from the file's texts."""
+    """(context id, system id) -> completion id, creating completions from the file's texts.
+
+    A completion the file gives no text for becomes a placeholder marked text-unknown (never
+    served to raters); a placeholder gets its text from the first file that has it.
+    """
     rows = Completion.objects.filter(context__study=study).values_list(
-        "context_id", "system_id", "id", "text"
+        "context_id", "system_id", "id", "text", "text_unknown"
     )
-    known = {(c, s): (pk, text) for c, s, pk, text in rows.iterator(chunk_size=BATCH)}
+    known = {(c, s): (pk, None if u else t) for c, s, pk, t, u in rows.iterator(chunk_size=BATCH)}
     new: dict[tuple[int, int], Completion] = {}
+    filled: dict[int, Completion] = {}
     for r in records:
         for system, text in ((r.system_a, r.completion_a), (r.system_b, r.completion_b)):
             key = (contexts[r.context_id], systems[system])
-            have = known.get(key) or ((None, new[key].text) if key in new else None)
-            if have is None and text is None:
-                raise ImportFileError(
-                    f"line {r.line}: no completion of {system!r} on context "
-                    f"{r.context_id!r} and the file gives no text"
-                )
-            if have is None:
-                new[key] = Completion(
-                    context_id=key[0],
-                    system_id=key[1],
-                    text=text,
-                    provenance={"source": "judgments import"},
-                )
-            elif text is not None and text != have[1]:
+            if key not in known and key not in new:
+                new[key] = _completion(key, text)
+                continue
+            pk, have = known[key] if key in known else (None, new[key].text or None)
+            if text is None or text == have:
+                continue
+            if have is not None or (pk is not None and pk in filled):
                 raise ImportFileError(
                     f"line {r.line}: the completion of {system!r} on context "
                     f"{r.context_id!r} differs from the one stored"
                 )
+            if pk is None:
+                new[key].text, new[key].text_unknown = text, False
+            else:
+                filled[pk] = Completion(pk=pk, text=text, text_unknown=False)
+                known[key] = (pk, text)
     Completion.objects.bulk_create(list(new.values()), batch_size=BATCH)
+    Completion.objects.bulk_update(list(filled.values()), ["text", "text_unknown"])
     report.completions_created = len(new)
+    report.completions_text_unknown = sum(c.text_unknown for c in new.values())
+    report.completions_filled_in = len(filled)
     return {k: v[0] for k, v in known.items()} | {k: c.pk for k, c in new.items()}
+
+
+def _completion(key: tuple[int, int], text: str | None) -> Completion:
+    return Completion(
+        context_id=key[0],
+        system_id=key[1],
+        text=text or "",
+        text_unknown=text is None,
+        provenance={"source": "judgments import"},
+    )
 
 
 def _pairs(study, records, ids, report) -> list[Pair]:
@@ -393,7 +315,7 @@ def _judgments(study, records, pairs, raters, report) -> None:
     for r, pair in zip(records, pairs, strict=True):
         rater = raters.get(r.judge) if r.judge_kind == JudgeKind.HUMAN else None
         judge = rater.pseudonym if rater else r.judge
-        verdict = _verdict(r.winner, r.strength, r.strength_max, r.axes, r.shown_left)
+        verdict = _record_verdict(r)
         key = _key(pair.pk, judge, r.judge_kind, r.shown_left)
         before = stored.get(key) or (_record_verdict(new[key][0]) if key in new else None)
         if before is not None:
@@ -405,10 +327,10 @@ def _judgments(study, records, pairs, raters, report) -> None:
             report.already_present += key in stored
             report.duplicate_lines += key not in stored
             continue
-        new[key] = (r, _judgment(study, r, pair, rater, judge))
-    Judgment.objects.bulk_create([j for _, j in new.values()], batch_size=BATCH)
+        new[key] = (r, _judgment_row(study, r, pair, rater, judge))
+    judgments_insert([row for _, row in new.values()])
     report.created = len(new)
-    human = Counter(j.pair_id for r, j in new.values() if r.judge_kind == JudgeKind.HUMAN)
+    human = Counter(key[0] for key, (r, _) in new.items() if r.judge_kind == "human")
     report.quotas_raised = _count_human(human)
 
 
@@ -418,29 +340,87 @@ def _key(pair_id: int, judge: str, kind: str, shown_left: str | None) -> tuple[i
 
 
 def _record_verdict(r: JudgmentRecord) -> tuple:
-    return _verdict(r.winner, r.strength, r.strength_max, r.axes, r.shown_left)
+    return _verdict(r.winner, r.strength, r.strength_max, axes_json(r), r.shown_left)
 
 
-def _judgment(study, r: JudgmentRecord, pair: Pair, rater: Rater | None, judge: str) -> Judgment:
-    # Ids, not instances: the related-object descriptors cost more than the insert itself.
-    return Judgment(
-        study_id=study.pk,
-        pair_id=pair.pk,
-        judge_kind=r.judge_kind,
-        rater_id=rater.pk if rater else None,
-        judge=judge,
-        judge_family=r.judge_family,
-        winner=r.winner,
-        strength=r.strength,
-        strength_max=r.strength_max,
-        axes=r.axes,
-        rationale=r.rationale,
-        shown_left=r.shown_left,
-        duration_ms=r.duration_ms,
-        submitted_at=r.submitted_at,
-        source="import",
-        metadata=r.metadata,
+# The columns an imported judgment fills; the others take their model defaults.
+INSERT_COLUMNS = [
+    "study_id",
+    "pair_id",
+    "judge_kind",
+    "rater_id",
+    "judge",
+    "judge_family",
+    "winner",
+    "strength",
+    "strength_max",
+    "axes",
+    "rationale",
+    "shown_left",
+    "duration_ms",
+    "submitted_at",
+    "source",
+    "metadata",
+]
+
+
+def _judgment_row(study, r: JudgmentRecord, pair: Pair, rater: Rater | None, judge: str) -> tuple:
+    return (
+        study.pk,
+        pair.pk,
+        r.judge_kind,
+        rater.pk if rater else None,
+        judge,
+        r.judge_family,
+        r.winner,
+        r.strength,
+        r.strength_max,
+        axes_json(r),
+        r.rationale,
+        r.shown_left or "",
+        r.duration_ms,
+        r.submitted_at,
+        "import",
+        r.metadata,
     )
+
+
+def judgments_insert(rows: list[tuple]) -> None:
+    """Insert judgment rows (INSERT_COLUMNS order): PostgreSQL COPY, else bulk_create.
+
+    COPY streams the rows in one statement (about ten times the ORM's bulk INSERT here); the
+    constraints are checked all the same, inside the import's transaction.
+    """
+    if not rows:
+        return
+    if connection.vendor != "postgresql":
+        objects = [Judgment(**dict(zip(INSERT_COLUMNS, row, strict=True))) for row in rows]
+        Judgment.objects.bulk_create(objects, batch_size=BATCH)
+        return
+    defaults = _column_defaults()
+    columns = [*INSERT_COLUMNS, *defaults]
+    sql = f"COPY {Judgment._meta.db_table} ({', '.join(columns)}) FROM STDIN"
+    extra = tuple(defaults.values())
+    at = (INSERT_COLUMNS.index("axes"), INSERT_COLUMNS.index("metadata"))
+    with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
+        for row in rows:
+            row = list(row)
+            for i in at:
+                row[i] = json.dumps(row[i], ensure_ascii=False)
+            copy.write_row((*row, *extra))
+
+
+def _column_defaults() -> dict[str, object]:
+    """Every other non-key column of Judgment with its default (COPY names each column)."""
+    out = {}
+    for field in Judgment._meta.concrete_fields:
+        if field.primary_key or field.attname in INSERT_COLUMNS:
+            continue
+        default = field.get_default()
+        out[field.column] = (
+            json.dumps(default) if field.get_internal_type() == "JSONField" else default
+        )
+    return out
 
 
 def _count_human(added: Counter[int]) -> int:

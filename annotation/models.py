@@ -239,7 +239,8 @@ class Judgment(models.Model):
     rationale = models.TextField(blank=True)
     shown_left = models.CharField(max_length=1, choices=Side.choices, blank=True)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
-    submitted_at = models.DateTimeField()
+    # Null: unknown (an imported judgment whose file had no time; never invented).
+    submitted_at = models.DateTimeField(null=True, blank=True)
     quality_check = models.BooleanField(default=False)
     passed_check = models.BooleanField(null=True, blank=True)
     raw_output = models.TextField(blank=True)

@@ -1,4 +1,5 @@
-"""Judgment export in constant memory: CSV and Parquet for N/10 vs N judgments.
+"""Judgment export in constant memory: CSV, JSONL, Parquet and the API's paginated list
+(`api`: every page of GET /api/studies/<slug>/judgments/, 1,000 rows a page) for N/10 vs N.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
         .venv/bin/python benchmarks/bench_export.py --n 1000000
@@ -25,7 +26,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCH_DB = "heart_bench_export"
+BENCH_DB = "heart_bench_export" + os.environ.get("BENCH_DB_SUFFIX", "")
 SYSTEMS = 5
 CONTEXTS = 1000
 BATCH = 10_000
@@ -140,7 +141,29 @@ def fill(slug: str, n: int) -> None:
         )
 
 
+def api_child(slug: str, out: str) -> int:
+    """Page through GET /api/studies/<slug>/judgments/ (1,000 a page) as a study admin,
+    in process through the whole Django stack (no HTTP server); writes the rows as JSON Lines."""
+    from django.contrib.auth.models import User
+    from rest_framework.test import APIClient
+
+    user = User.objects.filter(username="bench-admin").first() or User.objects.create_superuser(
+        "bench-admin", password="x"
+    )
+    client = APIClient()
+    client.force_authenticate(user)
+    url, rows = f"/api/studies/{slug}/judgments/?page_size=1000", 0
+    with open(out, "w") as fh:
+        while url:
+            body = client.get(url, secure=True).json()  # production settings: HTTPS only
+            fh.writelines(json.dumps(r) + "\n" for r in body["results"])
+            rows += len(body["results"])
+            url = body["next"]
+    return rows
+
+
 def export_child(slug: str, fmt: str, out: str) -> None:
+    os.environ.setdefault("API_THROTTLE_USER", "100000000/minute")
     setup_django()
     from annotation.judgment_export import judgments_export
     from completions.models import Study
@@ -148,7 +171,10 @@ def export_child(slug: str, fmt: str, out: str) -> None:
     study = Study.objects.get(slug=slug)
     before = rss_mb()
     start = time.perf_counter()
-    rows = judgments_export(study=study, fmt=fmt, path=out)
+    if fmt == "api":
+        rows = api_child(slug, out)
+    else:
+        rows = judgments_export(study=study, fmt=fmt, path=out)
     seconds = time.perf_counter() - start
     print(
         json.dumps(
@@ -169,7 +195,7 @@ def export_child(slug: str, fmt: str, out: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1_000_000, help="judgments in the big study")
-    parser.add_argument("--formats", default="csv,parquet")
+    parser.add_argument("--formats", default="csv,jsonl,parquet,api")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
     parser.add_argument(
         "--child", nargs=3, metavar=("SLUG", "FORMAT", "OUT"), help=argparse.SUPPRESS
@@ -199,7 +225,7 @@ def main() -> None:
     try:
         for fmt in args.formats.split(","):
             for slug in sizes:
-                out = f"/tmp/{slug}.{fmt}"
+                out = f"/tmp/{BENCH_DB}-{slug}.{fmt}"
                 child = subprocess.run(
                     [sys.executable, __file__, "--child", slug, fmt, out],
                     env=os.environ,

@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_export  # noqa: E402  (database set-up helpers)
 
-BENCH_DB = "heart_bench_import"
+BENCH_DB = "heart_bench_import" + os.environ.get("BENCH_DB_SUFFIX", "")
 
 SYSTEMS = [f"model-{i}" for i in range(6)]
 
@@ -56,7 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=42_000)
     args = parser.parse_args()
-    path = Path("/tmp/bench_judgments.jsonl")
+    path = Path(f"/tmp/{BENCH_DB}.jsonl")
     with open(path, "w") as fh:
         fh.writelines(json.dumps(r) + "\n" for r in rows(args.n))
     base = os.environ.get("DATABASE_URL")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.shortcuts import get_object_or_404
 from rest_framework.permissions import BasePermission
 
@@ -68,15 +69,49 @@ def study_admin_required(view):
     return wrapper
 
 
+def studies_for_admin(user) -> QuerySet[Study]:
+    """The studies a user administers: all for a superuser; for another study admin those that
+    list them in Study.admins, plus those listing nobody (open to every study admin)."""
+    if not is_study_admin(user):
+        return Study.objects.none()
+    if user.is_superuser:
+        return Study.objects.all()
+    return Study.objects.filter(Q(admins=user) | Q(admins__isnull=True)).distinct()
+
+
+def can_admin_study(user, study: Study) -> bool:
+    if not is_study_admin(user):
+        return False
+    if user.is_superuser:
+        return True
+    admins = study.admins.values_list("pk", flat=True)
+    return not admins.exists() or admins.filter(pk=user.pk).exists()
+
+
 def access_study_for_admin(user, slug: str) -> Study:
-    """Fetch a study a study admin asked for; raises PermissionDenied for anyone else."""
+    """Fetch a study a study admin asked for; raises PermissionDenied for anyone else,
+    including a study admin of other studies (Study.admins)."""
     if not is_study_admin(user):
         raise PermissionDenied("Study admins only.")
-    return get_object_or_404(Study, slug=slug)
+    # One query: the study with whether it lists any admin and whether it lists this user.
+    members = Study.admins.through.objects.filter(study_id=OuterRef("pk"))
+    study = get_object_or_404(
+        Study.objects.annotate(
+            lists_admins=Exists(members), lists_user=Exists(members.filter(user_id=user.pk))
+        ),
+        slug=slug,
+    )
+    if not (user.is_superuser or study.lists_user or not study.lists_admins):
+        raise PermissionDenied("You are not an admin of this study.")
+    return study
 
 
 class IsStudyAdmin(BasePermission):
-    """DRF permission: study admins only."""
+    """DRF permission: study admins only (object level: admins of that study)."""
 
     def has_permission(self, request, view) -> bool:
         return is_study_admin(request.user)
+
+    def has_object_permission(self, request, view, obj) -> bool:
+        study = obj if isinstance(obj, Study) else getattr(obj, "study", None)
+        return study is not None and can_admin_study(request.user, study)

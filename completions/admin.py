@@ -18,6 +18,7 @@ class StudyAdmin(admin.ModelAdmin):
     )
     search_fields = ("slug", "name")
     readonly_fields = ("invite_token", "created_at")
+    filter_horizontal = ("admins",)
 
 
 @admin.register(DialogueContext)
@@ -45,8 +46,9 @@ class SystemAdmin(admin.ModelAdmin):
 
 @admin.register(Completion)
 class CompletionAdmin(admin.ModelAdmin):
-    list_display = ("id", "context", "system", "writer", "ttft_ms", "created_at")
-    list_filter = ("system__study", "system__kind")
+    list_display = ("id", "context", "system", "writer", "text_unknown", "ttft_ms", "created_at")
+    # Placeholders from judgments imports (text unknown): never served to raters.
+    list_filter = ("system__study", "system__kind", "text_unknown")
     search_fields = ("context__external_id", "system__name", "text")
     list_select_related = ("context", "system", "writer")
     raw_id_fields = ("context", "system", "writer")

@@ -41,6 +41,14 @@ class Study(models.Model):
         default=True, help_text="While paused, a rater holding an item may still submit it."
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Per-study admins: a study admin who is not a superuser reaches only the studies listing
+    # them (a study listing nobody stays open to every study admin, as before this field).
+    admins = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="administered_studies",
+        help_text="Study admins of this study (superusers reach every study).",
+    )
 
     # Rater settings (paper 4.2, 9.6).
     judgments_per_pair = models.PositiveSmallIntegerField(default=5)
@@ -212,6 +220,9 @@ class Completion(models.Model):
         related_name="completions",
     )
     text = models.TextField()
+    # A placeholder made by a judgments import whose file had no text: shown as such to
+    # admins, never served to raters; a later completions import fills it in.
+    text_unknown = models.BooleanField(default=False)
     ttft_ms = models.FloatField(null=True, blank=True)
     latency_ms = models.FloatField(null=True, blank=True)
     provenance = models.JSONField(

@@ -193,7 +193,7 @@ def contexts_import_records(*, study: Study, records: list[ContextRecord]) -> Im
         elif not context.turns:
             # A placeholder made by a judgments import (no turns known then): fill it in.
             filled.append(_fill(context, r))
-        elif context.turns != r.turns:
+        elif context.turns != r.db_fields()["turns"]:
             raise ImportFileError(
                 f"line {r.line}: context {r.external_id!r} already exists with different turns"
             )
@@ -221,8 +221,8 @@ def _context_from_record(study: Study, r: ContextRecord) -> DialogueContext:
 
 
 def _fill(context: DialogueContext, r: ContextRecord) -> DialogueContext:
-    for name in FILL_FIELDS:
-        setattr(context, name, getattr(r, name))
+    for name, value in r.db_fields().items():
+        setattr(context, name, value)
     return context
 
 
@@ -240,7 +240,7 @@ def completions_import_records(*, study: Study, records: list[CompletionRecord])
     contexts = _existing_contexts(study, {r.context_id for r in records})
     systems = _systems_for(study, records, report)
     have = _completion_texts(study)
-    new = []
+    new, filled = [], []
     for r in records:
         context = contexts.get(r.context_id)
         if context is None:
@@ -248,8 +248,12 @@ def completions_import_records(*, study: Study, records: list[CompletionRecord])
                 f"line {r.line}: unknown context {r.context_id!r} (import the contexts first)"
             )
         key = (context.pk, systems[r.system].pk)
+        if key in have and have[key][1]:
+            # A placeholder from a judgments import (text unknown then): fill it in.
+            filled.append(_completion_fill(have[key][0], r))
+            continue
         if key in have:
-            if have[key] != r.text:
+            if have[key][2] != r.text:
                 raise ImportFileError(
                     f"line {r.line}: {r.system} already has a different "
                     f"completion for context {r.context_id!r}"
@@ -267,16 +271,34 @@ def completions_import_records(*, study: Study, records: list[CompletionRecord])
             )
         )
     Completion.objects.bulk_create(new, batch_size=BATCH)
-    report.created, report.already_present = len(new), len(records) - len(new)
+    Completion.objects.bulk_update(filled, COMPLETION_FILL_FIELDS, batch_size=BATCH)
+    report.created, report.updated = len(new), len(filled)
+    report.already_present = len(records) - len(new) - len(filled)
     _fill_system_ttft(systems.values())
     return report
 
 
-def _completion_texts(study: Study) -> dict[tuple[int, int], str]:
-    rows = Completion.objects.filter(context__study=study).values_list(
-        "context_id", "system_id", "text"
+COMPLETION_FILL_FIELDS = ["text", "text_unknown", "ttft_ms", "latency_ms", "provenance", "metadata"]
+
+
+def _completion_fill(pk: int, r: CompletionRecord) -> Completion:
+    return Completion(
+        pk=pk,
+        text=r.text,
+        text_unknown=False,
+        ttft_ms=r.ttft_ms,
+        latency_ms=r.latency_ms,
+        provenance=r.provenance,
+        metadata=r.metadata,
     )
-    return {(c, s): t for c, s, t in rows.iterator(chunk_size=BATCH)}
+
+
+def _completion_texts(study: Study) -> dict[tuple[int, int], tuple[int, bool, str]]:
+    """(context id, system id) -> (completion id, text unknown, text)."""
+    rows = Completion.objects.filter(context__study=study).values_list(
+        "context_id", "system_id", "id", "text_unknown", "text"
+    )
+    return {(c, s): (pk, u, t) for c, s, pk, u, t in rows.iterator(chunk_size=BATCH)}
 
 
 def _systems_for(

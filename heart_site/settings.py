@@ -31,6 +31,9 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "completions",
     "completions.writing",
@@ -187,6 +190,27 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # The /api/ views throttle per user (token or session) and per anonymous address.
+    "DEFAULT_THROTTLE_RATES": {
+        "user": env.str("API_THROTTLE_USER", default="1200/minute"),
+        "anon": env.str("API_THROTTLE_ANON", default="60/minute"),
+    },
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "HEART studio API",
+    "DESCRIPTION": "Study admins' API: studies, material, judgments, leaderboards, agreement, "
+    "imports. Token (`Authorization: Token <key>`) or session authentication.",
+    "VERSION": "1",
+    "OAS_VERSION": "3.1.0",  # JSON Schema 2020-12: the formats' schemas as they are
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/",
+    # Swagger UI from the drf-spectacular-sidecar package's static files: no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "PREPROCESSING_HOOKS": ["heart_site.api.docs.only_api_paths"],
 }
 
 # Celery: eager (in-process) when no broker is configured, the embedded default.

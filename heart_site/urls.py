@@ -31,4 +31,6 @@ urlpatterns = [
     path("studio/", include("ranking.urls")),
     path("studio/", include("completions.llm.urls")),
     path("", include("labelling.urls")),
+    path("studio/<slug:slug>/downloads/", include("heart_site.downloads.urls")),
+    path("api/", include("heart_site.api.urls")),
 ]

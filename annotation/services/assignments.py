@@ -181,10 +181,15 @@ def _json(value):
 
 # The claim runs on every "next item", so it is one hand-written statement (no ORM compile
 # on the hot path): the least-judged pair of the study that this rater has not had and whose
-# judgments plus running leases leave room, locked without waiting on rows others hold.
+# judgments plus running leases leave room, locked without waiting on rows others hold. A pair
+# with a text-unknown completion (a judgments-import placeholder) is never served.
 _CLAIM_SQL = """
 SELECT p.id FROM {pair} p
 WHERE p.study_id = %s AND p.n_judgments < p.quota {excluded}
+  AND NOT EXISTS (
+    SELECT 1 FROM {completion} c
+    WHERE c.id IN (p.completion_a_id, p.completion_b_id) AND c.text_unknown
+  )
   AND p.n_judgments + (
     SELECT COUNT(*) FROM {assignment} l
     WHERE l.pair_id = p.id AND l.status = 'leased' AND l.lease_expires_at > %s
@@ -207,6 +212,7 @@ def _claim_candidate(*, rater: Rater, now: datetime, excluded: list[int], wait: 
     sql = _CLAIM_SQL.format(
         pair=Pair._meta.db_table,
         assignment=Assignment._meta.db_table,
+        completion=Completion._meta.db_table,
         lock=lock,
         excluded=f"AND p.id NOT IN ({', '.join(['%s'] * len(excluded))})" if excluded else "",
     )

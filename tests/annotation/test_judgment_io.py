@@ -275,12 +275,8 @@ def test_a_bad_line_stops_the_import_and_keeps_nothing(tmp_path, over, reason):
     assert not Judgment.objects.exists() and not DialogueContext.objects.exists()
 
 
-def test_a_missing_completion_without_text_and_a_different_text_are_errors(tmp_path):
+def test_a_different_text_for_a_stored_completion_is_an_error(tmp_path):
     study = StudyFactory()
-    with pytest.raises(ImportFileError, match="line 1: no completion of 'alpha'"):
-        judgments_import(
-            study=study, path=write(tmp_path / "a.jsonl", [judgment_row(0, completion_a=None)])
-        )
     judgments_import(study=study, path=write(tmp_path / "b.jsonl", [judgment_row(0)]))
     with pytest.raises(ImportFileError, match="line 1: the completion of 'beta'"):
         judgments_import(
@@ -292,6 +288,55 @@ def test_a_missing_completion_without_text_and_a_different_text_are_errors(tmp_p
     # Null texts are fine once the completions exist.
     ok = judgment_row(0, judge="third", completion_a=None, completion_b=None)
     assert judgments_import(study=study, path=write(tmp_path / "d.jsonl", [ok])).created == 1
+
+
+MINIMAL = [
+    {"context_id": "q1", "system_a": "m1", "system_b": "m2", "judge": "u1", "winner": "a"},
+    {"context_id": "q1", "system_a": "m2", "system_b": "m3", "judge": "u1", "winner": "tie"},
+    {"context_id": "q2", "system_a": "m1", "system_b": "m3", "judge": "u2", "winner": "b"},
+]
+
+
+def test_a_file_with_only_the_required_fields_imports_with_documented_defaults(tmp_path):
+    study = StudyFactory()
+    report = judgments_import(study=study, path=write(tmp_path / "min.jsonl", MINIMAL))
+    assert (report.created, report.time_unknown, report.completions_text_unknown) == (3, 3, 5)
+    judgments = Judgment.objects.filter(study=study)
+    assert {j.submitted_at for j in judgments} == {None}  # unknown, never invented
+    assert {(j.judge_kind, j.strength, j.strength_max, j.shown_left) for j in judgments} == {
+        ("human", None, None, "")
+    }
+    assert all(j.axes == {} and j.rater is not None for j in judgments)
+    placeholders = Completion.objects.filter(context__study=study)
+    assert placeholders.count() == 5 and all(c.text_unknown and c.text == "" for c in placeholders)
+    # The export says "unknown" as null, and the file re-imports without change.
+    judgments_export(study=study, fmt="jsonl", path=tmp_path / "out.jsonl")
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert {r["submitted_at"] for r in rows} == {None}
+    again = judgments_import(study=study, path=str(tmp_path / "out.jsonl"))
+    assert (again.created, again.already_present) == (0, 3)
+
+
+def test_a_later_file_with_texts_fills_the_placeholders_in(tmp_path):
+    study = StudyFactory()
+    judgments_import(study=study, path=write(tmp_path / "min.jsonl", MINIMAL[:1]))
+    with_text = MINIMAL[0] | {"judge": "u9", "completion_a": "A text", "completion_b": "B text"}
+    report = judgments_import(study=study, path=write(tmp_path / "t.jsonl", [with_text]))
+    assert report.completions_filled_in == 2
+    texts = Completion.objects.filter(context__study=study).values_list("text", "text_unknown")
+    assert sorted(texts) == [("A text", False), ("B text", False)]
+
+
+def test_pairs_with_a_text_unknown_completion_are_never_served_to_raters(tmp_path):
+    from annotation.services.assignments import assignment_next
+
+    study = StudyFactory(items_per_rater=10, quality_check_rate=0)
+    judgments_import(study=study, path=write(tmp_path / "min.jsonl", MINIMAL))
+    rater = RaterFactory(study=study)
+    assert assignment_next(rater=rater) is None
+    # Once a completions import gives the texts, the pair is served.
+    Completion.objects.filter(context__study=study).update(text="known", text_unknown=False)
+    assert assignment_next(rater=rater) is not None
 
 
 def test_the_export_includes_quality_checks_and_effective_exclusion(tmp_path):

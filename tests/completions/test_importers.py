@@ -145,7 +145,7 @@ def test_a_conflicting_system_kind_is_an_error_naming_the_line(tmp_path):
     ("row", "reason"),
     [
         (completion_row(9), "unknown context 'c9'"),
-        (completion_row(1, kind="robot"), "kind 'robot'"),
+        (completion_row(1, kind="robot"), "'kind'.*not 'robot'"),
         (completion_row(1, text=""), "'text'"),
         (completion_row(1, ttft_ms="fast"), "ttft_ms"),
         ("{not json", "invalid JSON"),

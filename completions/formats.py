@@ -1,0 +1,213 @@
+"""The contexts and completions formats of DESIGN.md, declared once.
+
+These pydantic models are the single definition of the JSON Lines contracts: the importers
+validate every line with them, the API documents and serializes with them, and
+`manage.py format_schemas` writes them out as `docs/formats/*.schema.json`. Keys outside the
+contract are kept in `metadata` (never dropped); a null optional text reads as "".
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StrictBool,
+    StrictStr,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+
+from .models import EscalationProfile, SystemKind
+
+
+def _none_to_empty(value: Any) -> Any:
+    return "" if value is None else value
+
+
+def _strip(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) else value
+
+
+# A required, non-blank identifier (surrounding spaces are dropped).
+Name = Annotated[StrictStr, BeforeValidator(_strip), Field(min_length=1)]
+# An optional text: null and missing read as "".
+Text = Annotated[
+    StrictStr,
+    BeforeValidator(_none_to_empty),
+    WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+]
+Number = Annotated[float, Field(ge=0, strict=False)]
+
+
+class ContractModel(BaseModel):
+    """A line of a contract file: unknown keys go into `metadata`; `line` is where it was read."""
+
+    model_config = ConfigDict(extra="allow", use_enum_values=True)
+
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    _line: int = PrivateAttr(default=0)
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _metadata_object(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @model_validator(mode="after")
+    def _keep_unknown_keys(self):
+        if self.__pydantic_extra__:
+            self.metadata = {**self.metadata, **self.__pydantic_extra__}
+            self.__pydantic_extra__.clear()
+        return self
+
+    @property
+    def line(self) -> int:
+        return self._line
+
+    def content(self) -> dict[str, Any]:
+        """The validated values (for comparing two lines that share an id)."""
+        return self.model_dump()
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    speaker: Literal["seeker", "supporter"]
+    text: StrictStr
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("'text' must be a non-empty string")
+        return value
+
+
+class ContextFormat(ContractModel):
+    """contexts: a multi-turn history ending in a seeker turn."""
+
+    model_config = ConfigDict(title="context", extra="allow")
+
+    id: Name
+    turns: list[Turn]
+    emotion_type: Text = ""
+    problem_type: Text = ""
+    adversarial: StrictBool = False
+    escalation_profile: EscalationProfile | None = None
+    source: Text = ""
+    source_id: Text = ""
+
+    @field_validator("turns")
+    @classmethod
+    def _ends_with_seeker(cls, turns: list[Turn]) -> list[Turn]:
+        if not turns:
+            raise ValueError("'turns' must be a non-empty list")
+        if turns[-1].speaker != "seeker":
+            raise ValueError("the last turn must be a seeker turn")
+        return turns
+
+    @field_validator("adversarial", mode="before")
+    @classmethod
+    def _null_is_false(cls, value: Any) -> Any:
+        return False if value is None else value
+
+    @property
+    def external_id(self) -> str:
+        return self.id
+
+    def db_fields(self) -> dict[str, Any]:
+        """The DialogueContext columns this line fills."""
+        return {
+            "turns": [turn.model_dump() for turn in self.turns],
+            "emotion_type": self.emotion_type[:100],
+            "problem_type": self.problem_type[:200],
+            "adversarial": self.adversarial,
+            "escalation_profile": self.escalation_profile or "",
+            "source": self.source[:100],
+            "source_id": self.source_id[:200],
+            "metadata": self.metadata,
+        }
+
+
+class CompletionFormat(ContractModel):
+    """completions: one system's final supporter turn for one context."""
+
+    model_config = ConfigDict(title="completion", extra="allow")
+
+    context_id: Name
+    system: Name
+    family: Text = ""
+    kind: SystemKind = SystemKind.MODEL
+    text: Annotated[StrictStr, Field(min_length=1)]
+    ttft_ms: Number | None = None
+    latency_ms: Number | None = None
+    provenance: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("'text' must be a non-empty string")
+        return value
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _default_kind(cls, value: Any) -> Any:
+        return SystemKind.MODEL if value is None else value
+
+    @field_validator("provenance", mode="before")
+    @classmethod
+    def _provenance_object(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @field_validator("ttft_ms", "latency_ms", mode="before")
+    @classmethod
+    def _plain_number(cls, value: Any) -> Any:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise ValueError("must be a non-negative number or null")
+        return value
+
+
+def error_reason(exc: ValidationError) -> str:
+    """One short reason from a pydantic error: "'field': message, not VALUE"."""
+    error = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in error["loc"])
+    message = error["msg"].removeprefix("Value error, ")
+    if not where:
+        return message
+    if error["type"] == "missing" or (error.get("input", 0) is None and "type" in error["type"]):
+        return f"'{where}' is required"
+    shown = error.get("input")
+    suffix = "" if isinstance(shown, dict | list) else f", not {shown!r}"
+    return f"'{where}': {message}{suffix}"
+
+
+def parse_line(model: type[ContractModel], obj: dict[str, Any], line: int) -> ContractModel:
+    """Validate one decoded line; a ValueError carries the reason (the caller adds the line)."""
+    try:
+        record = model.model_validate(obj)
+    except ValidationError as exc:
+        raise ValueError(error_reason(exc)) from None
+    record._line = line
+    return record
+
+
+def json_schema(model: type[BaseModel], *, name: str) -> dict[str, Any]:
+    """The published JSON Schema of a format (one object a line of a JSON Lines file)."""
+    schema = model.model_json_schema(mode="validation")
+    properties = schema["properties"]
+    properties["metadata"] = properties.pop("metadata")  # inherited, but read last
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://heart-studio.example/formats/{name}.schema.json",
+        "description": (model.__doc__ or "").strip().splitlines()[0]
+        + " One JSON object a line (JSON Lines, UTF-8). Keys outside the contract are kept in "
+        "'metadata'.",
+        **{k: v for k, v in schema.items() if k != "description"},
+    }

@@ -1,0 +1,76 @@
+"""The live leaderboard, stored snapshots and agreement (the shapes of the CLI's --format json)."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.generics import ListAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from ranking import services
+from ranking.apis import LeaderboardQuerySerializer
+from ranking.models import LeaderboardSnapshot, SubsetFilter
+
+from .base import IdCursorPagination, StudyAdminApi
+
+
+class LeaderboardLive(StudyAdminApi):
+    """The leaderboard now (cached on the latest judgment; `leaderboard --format json`)."""
+
+    @extend_schema(parameters=[LeaderboardQuerySerializer], responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request, slug: str) -> Response:
+        study = self.study()
+        query = LeaderboardQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return Response(services.leaderboard_current(study, **query.validated_data))
+
+
+class SnapshotSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = LeaderboardSnapshot
+        fields = [
+            "id",
+            "judges",
+            "subset",
+            "created_at",
+            "trigger",
+            "n_judgments",
+            "n_comparisons",
+            "n_excluded_raters",
+            "n_systems",
+            "params",
+            "result",
+            "duration_ms",
+        ]
+
+
+class SnapshotList(StudyAdminApi, ListAPIView):
+    """Stored leaderboard snapshots (nightly and on-demand refits), newest first."""
+
+    serializer_class = SnapshotSerializer
+
+    class Pages(IdCursorPagination):
+        ordering = "-id"
+        page_size = 20
+
+    pagination_class = Pages
+
+    def get_queryset(self):
+        return LeaderboardSnapshot.objects.filter(study=self.study())
+
+
+class AgreementQuery(serializers.Serializer):
+    subset = serializers.ChoiceField(choices=SubsetFilter.choices, default=SubsetFilter.ALL)
+
+
+class Agreement(StudyAdminApi):
+    """Agreement statistics (`agreement --format json`)."""
+
+    @extend_schema(parameters=[AgreementQuery], responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request, slug: str) -> Response:
+        study = self.study()
+        query = AgreementQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return Response(services.agreement_compute(study, **query.validated_data))
