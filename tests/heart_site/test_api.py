@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.access import SESSION_KEY
+from annotation.access import RATER_COOKIE, rater_cookie_value
 from annotation.judgment_io import judgments_import
 from annotation.models import Judgment
 from completions.access import STUDY_ADMINS, WRITERS
@@ -115,9 +115,7 @@ def _as(role: str, study) -> APIClient:
         return client
     if role == "rater":
         rater = RaterFactory(study=study)
-        session = client.session
-        session[SESSION_KEY] = {str(study.pk): rater.pk}  # as annotation.access.rater_login
-        session.save()
+        client.cookies[RATER_COOKIE] = rater_cookie_value([rater.token])  # as a rater's browser
         return client
     user = User.objects.create_user(role, password="pw", is_staff=role == "staff-no-role")
     if role == "writer":

@@ -53,6 +53,7 @@ URL_KWARGS = {
     "studio:judgments": {"fmt": "csv"},
     "llm:run-action": {"action": "cancel"},
     "ranking:strategies-heatmap": {"fmt": "svg"},
+    "downloads:file": {"name": "judgments.csv"},
     "labelling:adjudicate": {"token": lambda f: f["sample"].items.first().token},
 }
 # Per URL namespace, for keywords whose value depends on the area (writer links, texts).
@@ -64,6 +65,7 @@ NAMESPACE_KWARGS = {
     "writers": {"token": lambda f: f["writing"].token},
     "studio": {"pk": lambda f: f["import_job"].pk},
     "llm": {"run_id": lambda f: f["llm_run"].pk},
+    "api": {"run_id": lambda f: f["llm_run"].pk},
     "labelling": {"pk": lambda f: f["sample"].pk, "token": lambda f: f["sample"].token},
 }
 ROLES = ("anonymous", "rater", "writer", "labeller", "user", "staff", "study_admin")
@@ -95,19 +97,20 @@ class Route:
         return getattr(getattr(self.view, "view_class", None), "heart_role", None)
 
 
-def _walk(patterns, prefix: str = "", namespace: str = "") -> Iterator[Route]:
+def _walk(patterns, prefix: str = "", namespace: str = "", keywords: tuple = ()) -> Iterator[Route]:
     for entry in patterns:
         if isinstance(entry, URLResolver):
             ns = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
             if str(entry.pattern) == "admin/" and ns == "admin:":
                 continue  # Django's admin
-            yield from _walk(entry.url_patterns, prefix + str(entry.pattern), ns)
+            inherited = keywords + tuple(getattr(entry.pattern, "converters", {}))
+            yield from _walk(entry.url_patterns, prefix + str(entry.pattern), ns, inherited)
         elif isinstance(entry, URLPattern):
             yield Route(
                 path=prefix + str(entry.pattern),
                 name=f"{namespace}{entry.name}" if entry.name else "",
                 view=entry.callback,
-                keywords=tuple(entry.pattern.converters),
+                keywords=keywords + tuple(entry.pattern.converters),
             )
 
 
