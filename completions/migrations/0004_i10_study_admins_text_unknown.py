@@ -3,23 +3,65 @@
 from django.conf import settings
 from django.db import migrations, models
 
+# SQLite rebuilds completions_completion to add a column; the triggers of
+# annotation/0002_pair_same_context read that table and make the rebuild fail when they exist
+# (they do when the annotation migrations ran first). Lift them for the rebuild, then restore.
+TRIGGERS = ("insert", "update")
+
+
+def _pair_triggers():
+    from importlib import import_module
+
+    return import_module("annotation.migrations.0002_pair_same_context")
+
+
+def triggers_lift(apps, schema_editor):
+    connection = schema_editor.connection
+    if connection.vendor != "sqlite":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'pair_same_context_%'"
+        )
+        lifted = [row[0] for row in cursor.fetchall()]
+    for name in lifted:
+        schema_editor.execute(f"DROP TRIGGER {name}")
+    connection.heart_lifted_triggers = lifted
+
+
+def triggers_restore(apps, schema_editor):
+    connection = schema_editor.connection
+    lifted = getattr(connection, "heart_lifted_triggers", [])
+    if connection.vendor != "sqlite" or not lifted:
+        return
+    for sql in _pair_triggers().SQLITE_FORWARD:
+        if any(name in sql for name in lifted):
+            schema_editor.execute(sql)
+    connection.heart_lifted_triggers = []
+
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('completions', '0004_i12_adversarial_source'),
+        ("completions", "0004_i12_adversarial_source"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
+        migrations.RunPython(triggers_lift, migrations.RunPython.noop),
         migrations.AddField(
-            model_name='completion',
-            name='text_unknown',
+            model_name="completion",
+            name="text_unknown",
             field=models.BooleanField(default=False),
         ),
+        migrations.RunPython(triggers_restore, migrations.RunPython.noop),
         migrations.AddField(
-            model_name='study',
-            name='admins',
-            field=models.ManyToManyField(blank=True, help_text='Study admins of this study (superusers reach every study).', related_name='administered_studies', to=settings.AUTH_USER_MODEL),
+            model_name="study",
+            name="admins",
+            field=models.ManyToManyField(
+                blank=True,
+                help_text="Study admins of this study (superusers reach every study).",
+                related_name="administered_studies",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
     ]

@@ -89,3 +89,31 @@ def test_the_health_endpoint_answers(client, db):
     body = response.json()
     assert body["status"] == "ok" and body["database"] == "ok"
     assert {"redis", "broker"} <= set(body)  # details: tests/heart_site/test_faults.py
+
+
+def test_the_embedded_default_migrates_from_scratch_and_keeps_its_pair_triggers(tmp_path):
+    """`make demo` migrates a new SQLite file: every migration must apply there too (CI's own
+    test database is PostgreSQL, so only this test walks the SQLite path from zero)."""
+    import sqlite3
+
+    database = tmp_path / "fresh.sqlite3"
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
+    }
+    out = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+        cwd=ROOT,
+        env={**clean, "DATABASE_URL": f"sqlite:///{database}"},
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    triggers = sqlite3.connect(database).execute(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name"
+    )
+    assert [name for (name,) in triggers] == [
+        "pair_same_context_insert",
+        "pair_same_context_update",
+    ]
