@@ -90,6 +90,10 @@ def _writer_create(*, study: Study, key: str, **fields) -> Writer:
     return Writer.objects.create(study=study, system=system, pseudonym=pseudonym, **fields)
 
 
+class ProlificWriterMismatch(Exception):
+    """A Prolific id that is already a writer here arrived with other study/session ids."""
+
+
 @transaction.atomic
 def writer_enter(
     *,
@@ -98,8 +102,14 @@ def writer_enter(
     prolific_study_id: str = "",
     prolific_session_id: str = "",
     user=None,
+    same_browser: bool = False,
 ) -> Writer:
-    """A new invitation writer, or the returning panel writer / account (they resume)."""
+    """A new invitation writer, or the returning panel writer / account (they resume).
+
+    A returning Prolific writer resumes only from the same browser or with the same STUDY_ID and
+    SESSION_ID (Prolific sends both every time a participant reopens their own submission);
+    someone who knows only another participant's PROLIFIC_PID gets ProlificWriterMismatch.
+    """
     if user is not None:
         found = Writer.objects.filter(study=study, user=user).first()
         return found or _writer_create(
@@ -108,6 +118,14 @@ def writer_enter(
     if not external_id:
         return _writer_create(study=study, key="")
     found = Writer.objects.filter(study=study, external_id=external_id).first()
+    if found is not None and not same_browser:
+        same_session = (
+            bool(prolific_session_id)
+            and found.prolific_session_id == prolific_session_id[:200]
+            and found.prolific_study_id == prolific_study_id[:200]
+        )
+        if not same_session:
+            raise ProlificWriterMismatch(external_id)
     return found or _writer_create(
         study=study,
         key=f"panel:{external_id}",

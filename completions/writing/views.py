@@ -25,6 +25,7 @@ from .forms import BEHAVIOUR_FIELDS, ConsentForm
 from .models import BEHAVIOUR_NOTICE, Writer, Writing, WritingSettings
 from .selectors import writer_progress
 from .services import (
+    ProlificWriterMismatch,
     writer_consent,
     writer_enter,
     writer_finish,
@@ -51,12 +52,17 @@ def entry(request: HttpRequest, invite_token: str) -> HttpResponse:
     pid = request.GET.get("PROLIFIC_PID", "").strip()[:200]
     writer = None
     if pid:
-        writer = writer_enter(
-            study=study,
-            external_id=pid,
-            prolific_study_id=request.GET.get("STUDY_ID", ""),
-            prolific_session_id=request.GET.get("SESSION_ID", ""),
-        )
+        current = writer_from_request(request, study)
+        try:
+            writer = writer_enter(
+                study=study,
+                external_id=pid,
+                prolific_study_id=request.GET.get("STUDY_ID", ""),
+                prolific_session_id=request.GET.get("SESSION_ID", ""),
+                same_browser=current is not None and current.external_id == pid,
+            )
+        except ProlificWriterMismatch:
+            return render(request, "writing/prolific_taken.html", {"ws": ws}, status=403)
     elif is_writer(request.user):
         writer = writer_enter(study=study, user=request.user)
     else:

@@ -11,6 +11,7 @@ from django.utils import timezone
 from completions.models import Completion, System
 from completions.writing.models import Writing
 from completions.writing.services import (
+    ProlificWriterMismatch,
     ReviewError,
     writer_enter,
     writing_accept,
@@ -43,9 +44,22 @@ def test_each_writer_is_a_human_system_with_a_pseudonym():
 def test_a_panel_writer_returning_with_the_same_id_is_the_same_writer():
     study = build_writing_study()
     first = writer_enter(study=study, external_id="PID1", prolific_session_id="S1")
-    again = writer_enter(study=study, external_id="PID1")
+    again = writer_enter(study=study, external_id="PID1", prolific_session_id="S1")
     assert first.pk == again.pk and first.source == "prolific"
     assert "PID1" not in first.pseudonym
+    same_browser = writer_enter(study=study, external_id="PID1", same_browser=True)
+    assert same_browser.pk == first.pk
+
+
+def test_another_participants_prolific_id_does_not_resume_their_writing():
+    study = build_writing_study()
+    writer_enter(study=study, external_id="PID1", prolific_study_id="ST", prolific_session_id="S1")
+    with pytest.raises(ProlificWriterMismatch):
+        writer_enter(study=study, external_id="PID1", prolific_study_id="ST")
+    with pytest.raises(ProlificWriterMismatch):
+        writer_enter(
+            study=study, external_id="PID1", prolific_study_id="ST", prolific_session_id="S2"
+        )
 
 
 def test_each_context_gets_exactly_n_distinct_writers_and_nobody_writes_one_twice():

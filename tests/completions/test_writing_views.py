@@ -116,6 +116,23 @@ def test_prolific_entry_resumes_and_ends_with_code_and_redirect(client):
     assert "P77" not in done
 
 
+def test_another_participants_prolific_id_is_refused_and_nothing_is_stored(client):
+    study = build_writing_study(n_contexts=2, entry="prolific")
+    invite = _enter(client, study, "?PROLIFIC_PID=P77&STUDY_ID=S&SESSION_ID=X")
+    _page_, submit = _page(client, invite)
+    client.post(submit.replace("submit", "save"), {"text": "my own draft"})
+    # The owner reopens from Prolific (same ids) or from the same browser: resumes.
+    assert client.get(f"/w/{invite}/?PROLIFIC_PID=P77&STUDY_ID=S&SESSION_ID=X").status_code == 302
+    assert client.get(f"/w/{invite}/?PROLIFIC_PID=P77").status_code == 302
+    stranger = client.__class__()
+    for query in ("?PROLIFIC_PID=P77", "?PROLIFIC_PID=P77&STUDY_ID=S&SESSION_ID=OTHER"):
+        page = stranger.get(f"/w/{invite}/{query}")
+        assert page.status_code == 403 and "already started" in page.content.decode()
+    assert stranger.get(f"/w/{invite}/write/").status_code in (302, 403)  # not let in
+    assert "my own draft" not in stranger.get(f"/w/{invite}/write/", follow=True).content.decode()
+    assert Writer.objects.count() == 1
+
+
 def test_a_writer_account_continues_over_sittings(client):
     study = build_writing_study(n_contexts=2)
     user = get_user_model().objects.create_user("clinician", password="pw")
