@@ -14,7 +14,6 @@ urlpatterns = [
     path("<slug:slug>/material/", views.material, name="material"),
     path("<slug:slug>/material/imports/<int:pk>/", views.import_job, name="import_job"),
     path("<slug:slug>/pairs/", views.pairs, name="pairs"),
-    path("<slug:slug>/judgments.<str:fmt>", views.judgments_download, name="judgments"),
     path("<slug:slug>/raters/", views.raters, name="raters"),
     path("<slug:slug>/raters/prolific.csv", views.raters_csv, name="raters_csv"),
     path("<slug:slug>/raters/reflag/", views.raters_reflag, name="raters_reflag"),

@@ -7,15 +7,13 @@ reads. Every page works without JavaScript; htmx only refreshes the import statu
 from __future__ import annotations
 
 import csv
-import tempfile
 
 from django.contrib import messages
-from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.judgment_export import judgments_export
 from annotation.models import Rater
 from annotation.quality import study_quality_update
 from annotation.services_pairs import pairs_design
@@ -296,26 +294,5 @@ def raters_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
     lines = (writer.writerow(safe_row(r)) for r in [header, *rows])
     response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-prolific-raters.csv"'
-    response["Cache-Control"] = "no-store"
-    return response
-
-
-@require_GET
-@study_admin_required
-def judgments_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
-    """Every judgment of the study in the export contract (the `export_judgments` command's
-    files); the downloads page supersedes this link once it exists."""
-    study = access_study_for_admin(request.user, slug)
-    if fmt not in ("csv", "jsonl"):
-        return HttpResponse("Unknown format.", status=400)
-    handle = tempfile.NamedTemporaryFile(suffix=f".{fmt}")  # noqa: SIM115 (closed by the response)
-    judgments_export(study=study, fmt=fmt, path=handle.name)
-    response = FileResponse(
-        open(handle.name, "rb"),  # noqa: SIM115
-        as_attachment=True,
-        filename=f"{study.slug}-judgments.{fmt}",
-        content_type="text/csv" if fmt == "csv" else "application/jsonl",
-    )
-    handle.close()  # the open file above keeps the data readable until it is sent
     response["Cache-Control"] = "no-store"
     return response

@@ -50,7 +50,6 @@ KWARGS = {
 URL_KWARGS = {
     "ranking:plot": {"name": "forest", "fmt": "svg"},
     "ranking:table": {"name": "leaderboard"},
-    "studio:judgments": {"fmt": "csv"},
     "llm:run-action": {"action": "cancel"},
     "ranking:strategies-heatmap": {"fmt": "svg"},
     "downloads:file": {"name": "judgments.csv"},
