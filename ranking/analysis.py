@@ -14,26 +14,13 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
+from completions.strategies import STRATEGY_NAMES
+
 AXES = ["H", "E", "A", "R", "T"]
 
-#: The 15-strategy taxonomy of paper 9.10, in the paper's order.
-STRATEGIES = [
-    "Affirmation",
-    "Avoid Judgment and Criticism",
-    "Clarification",
-    "Collaborative Planning",
-    "Emotional Validation",
-    "Normalize Experiences",
-    "Offer Hope",
-    "Promote Self-Care Practices",
-    "Provide Different Perspectives",
-    "Reflective Statements",
-    "Reframe Negative Thoughts",
-    "Share Information",
-    "Stress Management",
-    "Suggest Options",
-    "Chit Chat",
-]
+#: The 15-strategy taxonomy of paper 9.10, in the paper's order (one definition, versioned, in
+#: completions/strategies.py; that module is plain Python, so the maths here stays Django-free).
+STRATEGIES = list(STRATEGY_NAMES)
 
 
 # --------------------------------------------------------------------------- win rates
