@@ -19,7 +19,7 @@ from django.shortcuts import get_object_or_404
 from completions.models import Study
 
 from .models import Assignment, QualityCheckItem, Rater
-from .selectors import model_from_row, sql_columns
+from .selectors import hot_cursor, model_from_row, sql_columns
 
 RATER_COOKIE = "heart_rater"
 PENDING_COOKIE = "heart_pending"  # a Prolific visit's ids until consent creates the rater
@@ -126,7 +126,7 @@ def _assignment_sql(vendor: str) -> str:
 
 def _assignment_with_rater(token: str) -> Assignment | None:
     models = (Assignment, Rater, Study, QualityCheckItem)
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(_assignment_sql(connection.vendor), [token])
         row = cursor.fetchone()
     if row is None:

@@ -80,12 +80,22 @@ class QueueState:
 
 # The rater round trip reads through hand-written statements (no ORM compile on the hot path:
 # compiling a select_related query costs more CPU than PostgreSQL spends running it).
+
+
+def hot_cursor():
+    """A cursor for the round trip's hand-written statements: prepared on PostgreSQL, so each
+    is planned once per connection instead of on every call (heart_site/pgbackend), a plain
+    cursor on other databases."""
+    prepared = getattr(connection, "prepared_cursor", None)
+    return prepared() if prepared is not None else connection.cursor()
+
+
 _QUEUE_SQL = "SELECT id, status, pair_id FROM {assignment} WHERE rater_id = %s"
 
 
 def rater_queue_state(*, rater: Rater) -> QueueState:
     """Progress and the current lease in one read of the rater's (short) assignment list."""
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(_QUEUE_SQL.format(assignment=Assignment._meta.db_table), [rater.pk])
         rows = cursor.fetchall()
     real = checks = 0

@@ -14,7 +14,10 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template import engines
 from django.urls import reverse
+from django.utils.functional import SimpleLazyObject
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_ratelimit.core import is_ratelimited
@@ -331,9 +334,19 @@ def _render_item(
         "scale": SCALE_TEXT,
         "chosen": str(chosen) if chosen is not None else None,
         "rationale_max": str(study.rationale_max_chars),
+        "full_page": not request.htmx,
     }
-    template = "annotation/item.html#item" if request.htmx else "annotation/item.html"
-    return render(request, template, context, status=status)
+    html = ITEM_FRAGMENT.render(context, request)
+    if request.htmx:
+        return HttpResponse(html, status=status)
+    context["item_html"] = mark_safe(html)  # noqa: S308 - Jinja2 escaped every value (autoescape)
+    return render(request, "annotation/item.html", context, status=status)
+
+
+# The judging item, rendered by Jinja2 (settings.TEMPLATES): the round trip's page.
+ITEM_FRAGMENT = SimpleLazyObject(
+    lambda: engines["jinja2"].get_template("annotation/item_fragment.jinja")
+)
 
 
 SCALE_KEYS = {str(value) for value in SCALE}

@@ -78,6 +78,15 @@ TEMPLATES = [
             ],
         },
     },
+    {
+        # Only the rater's judging item (templates/jinja2/annotation/item_fragment.jinja): it
+        # is rendered on every round trip, and Jinja2 renders it in a fraction of the CPU.
+        "NAME": "jinja2",
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [BASE_DIR / "templates" / "jinja2"],
+        "APP_DIRS": False,
+        "OPTIONS": {"autoescape": True, "auto_reload": False},
+    },
 ]
 
 DATABASES = {

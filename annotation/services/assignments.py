@@ -30,6 +30,7 @@ from completions.models import Completion, DialogueContext
 from ..models import Assignment, Pair, QualityCheckItem, Rater
 from ..selectors import (
     ITEM_RELATED,
+    hot_cursor,
     per_context_limit,
     quality_item_count,
     queue_plan,
@@ -158,7 +159,7 @@ def _pair_locked_with_room(
         lock="FOR UPDATE OF p" if connection.features.has_select_for_update else "",
     )
     params = [connection.ops.adapt_datetimefield_value(now), exclude_assignment_id or 0, pair_id]
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None or row[0] + row[2] >= row[1]:
@@ -216,7 +217,7 @@ def _claim_candidate(*, rater: Rater, now: datetime, excluded: list[int], wait: 
         lock=lock,
         excluded=f"AND p.id NOT IN ({', '.join(['%s'] * len(excluded))})" if excluded else "",
     )
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(
             sql,
             [
@@ -312,7 +313,7 @@ def _lease_if_room(*, rater: Rater, pair_id: int, now: datetime, position: int):
         placeholders=placeholders,
     )
     stamp = connection.ops.adapt_datetimefield_value(now)
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, [pair_id, stamp, *values, pair_id])
         row = cursor.fetchone()
     if row is None or row[0] is None:

@@ -8,6 +8,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from ..models import Assignment, Judgment, Pair, QualityCheckItem, Rater
+from ..selectors import hot_cursor
 from .assignments import BUSY, _assignment_next, _pair_has_room, assignment_next
 from .common import (
     HUMAN_STRENGTH_MAX,
@@ -200,7 +201,7 @@ def _submit_in_one_statement(
         assignment.pair_id,
         *values,
     ]
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, params)
         claimed, inserted = cursor.fetchone()
     if claimed is None:  # a replay or a second tab: the first answer stands
@@ -251,7 +252,7 @@ def _claim_assignment(*, assignment_id: int, now: datetime) -> bool:
 
 
 def _execute(sql: str, params: list) -> int:
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
 

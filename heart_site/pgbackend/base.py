@@ -6,13 +6,31 @@ its socket is readable, the server has sent something on its own, which for an i
 means it is going away (restart, `pg_terminate_backend`, idle timeout) or has gone (EOF). Only
 then is the full check run. A persistent connection to a restarted PostgreSQL is therefore
 replaced before the request uses it, at the cost of one `select()` system call.
+
+`prepared_cursor()` gives the rater round trip's hand-written statements server-side binding
+and a prepared statement per connection (psycopg `prepare=True`): PostgreSQL plans each of
+them once per connection instead of on every call. Planning cost more than running them (the
+claim: 2.3 ms to plan, 2.2 ms to run). The ORM keeps Django's default client-side binding.
+Behind PgBouncer this needs session pooling, or transaction pooling with
+`max_prepared_statements` set (PgBouncer >= 1.21).
 """
 
 from __future__ import annotations
 
 import select
 
+from django.db.backends.postgresql.base import TIMESTAMPTZ_OID, ServerBindingCursor
 from django.db.backends.postgresql.base import DatabaseWrapper as PostgresDatabaseWrapper
+from django.db.backends.postgresql.psycopg_any import register_tzloader
+from psycopg.pq import Format
+
+
+class PreparedCursor(ServerBindingCursor):
+    """Server-side binding; every statement is prepared on its first execution."""
+
+    def execute(self, query, params=None, *, prepare=None, binary=None):
+        prepare = True if prepare is None else prepare
+        return super().execute(query, params, prepare=prepare, binary=binary)
 
 
 class DatabaseWrapper(PostgresDatabaseWrapper):
@@ -27,3 +45,14 @@ class DatabaseWrapper(PostgresDatabaseWrapper):
         if readable:
             return super().is_usable()
         return True
+
+    def prepared_cursor(self):
+        """A cursor (Django's wrapper: error mapping, query logging) over a PreparedCursor."""
+        self.close_if_health_check_failed()
+        self.ensure_connection()
+        with self.wrap_database_errors:
+            cursor = PreparedCursor(self.connection)
+            loader = self.connection.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT)
+            if self.timezone != loader.timezone:  # as Django's create_cursor
+                register_tzloader(self.timezone, cursor)
+            return self._prepare_cursor(cursor)
