@@ -17,17 +17,9 @@ other tools lack the rest. The defaults for a missing field (documented in the R
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, Required
+from typing import Annotated, Literal, Required
 
-from pydantic import (
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
-    field_validator,
-    model_validator,
-)
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from typing_extensions import TypedDict
 
 from completions.formats import ContractModel, Name, Text
@@ -61,7 +53,7 @@ class JudgmentFormat(ContractModel):
     completion_b: StrictStr | None = Field(None, description="As completion_a.")
     shown_left: Literal["a", "b"] | None = Field(None, description="null: order unknown.")
     judge: Name = Field(description="Opaque judge id; a human's is replaced by a pseudonym.")
-    judge_kind: Literal["human", "llm"] = "human"
+    judge_kind: Literal["human", "llm"] | None = "human"
     judge_family: Text = ""
     winner: Verdict
     strength: Annotated[StrictInt, Field(ge=1, le=5)] | None = Field(
@@ -70,7 +62,7 @@ class JudgmentFormat(ContractModel):
     strength_max: Annotated[StrictInt, Field(ge=1)] | None = Field(
         None, description="The scale of strength: 2 human (default), 5 LLM (default)."
     )
-    axes: dict[str, AxisMark] = Field(
+    axes: dict[str, AxisMark] | None = Field(
         default_factory=dict,
         description="Per-axis marks, keys among H, E, A, R, T.",
         json_schema_extra={"propertyNames": {"enum": list(AXES)}},
@@ -80,34 +72,17 @@ class JudgmentFormat(ContractModel):
     submitted_at: datetime | None = Field(
         None, description="ISO 8601; without offset read as UTC; null: unknown (never invented)."
     )
-    quality_check: StrictBool = False
-    excluded: StrictBool = False
+    quality_check: StrictBool | None = False
+    excluded: StrictBool | None = False
 
-    @field_validator("judge_kind", "quality_check", "excluded", "axes", mode="before")
-    @classmethod
-    def _null_is_default(cls, value: Any, info) -> Any:
-        if value is not None:
-            return value
-        return {"judge_kind": "human", "axes": {}}.get(info.field_name, False)
-
-    @field_validator("axes", mode="before")
-    @classmethod
-    def _known_axes(cls, value: Any) -> Any:
-        if isinstance(value, dict):
-            for axis in value:
-                if axis not in AXES:
-                    raise ValueError(f"unknown axis {axis!r} (axes are {', '.join(AXES)})")
-        return value
-
-    @field_validator("submitted_at")
-    @classmethod
-    def _utc_when_naive(cls, value: datetime | None) -> datetime | None:
-        return value.replace(tzinfo=UTC) if value and value.tzinfo is None else value
-
-    @model_validator(mode="after")
-    def _consistent(self):
+    def _check(self) -> None:
         if self.system_a == self.system_b:
             raise ValueError("system_a and system_b must differ")
+        for axis in self.axes:
+            if axis not in AXES:
+                raise ValueError(f"'axes': unknown axis {axis!r} (axes are {', '.join(AXES)})")
+        if self.submitted_at is not None and self.submitted_at.tzinfo is None:
+            self.submitted_at = self.submitted_at.replace(tzinfo=UTC)
         if self.winner == "tie" and self.strength is not None:
             # The human scale has no strength for "about the same": keep the verdict, and the
             # dropped value in metadata (the import report counts it).
@@ -116,7 +91,6 @@ class JudgmentFormat(ContractModel):
             self.strength_max = DEFAULT_SCALE[self.judge_kind]
         if self.strength is not None and self.strength > self.strength_max:
             raise ValueError(f"strength {self.strength} is above strength_max {self.strength_max}")
-        return self
 
 
 # The contract's columns, in order (exports write exactly these; metadata stays inside).

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,9 +47,11 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
+from psycopg.types.json import set_json_dumps
+from pydantic_core import to_json
 
 from completions.formats import parse_line
-from completions.importers import ImportFileError, read_jsonl_model
+from completions.importers import ImportFileError, no_cyclic_gc, read_jsonl_model
 from completions.models import Completion, DialogueContext, Study, System, SystemKind
 
 from .formats import JudgmentFormat
@@ -129,14 +131,15 @@ def judgments_import(
     `fmt` is "jsonl" (the contract) or another tool's file: "arena", "mtbench", "csv" (with
     `mapping` from contract field to CSV column); see annotation.judgment_sources.
     """
-    if fmt == "jsonl":
-        return judgments_import_records(study=study, records=read_judgments(path))
-    from .judgment_sources import read_source
+    with no_cyclic_gc():
+        if fmt == "jsonl":
+            return judgments_import_records(study=study, records=read_judgments(path))
+        from .judgment_sources import read_source
 
-    records, skipped = read_source(path, fmt, mapping=mapping)
-    report = judgments_import_records(study=study, records=records)
-    report.source_rows_skipped = skipped
-    return report
+        records, skipped = read_source(path, fmt, mapping=mapping)
+        report = judgments_import_records(study=study, records=records)
+        report.source_rows_skipped = skipped
+        return report
 
 
 @transaction.atomic
@@ -199,25 +202,30 @@ def _completions(study, records, contexts, systems, report) -> dict[tuple[int, i
     known = {(c, s): (pk, None if u else t) for c, s, pk, t, u in rows.iterator(chunk_size=BATCH)}
     new: dict[tuple[int, int], Completion] = {}
     filled: dict[int, Completion] = {}
+    # Each (context, system, text) once, at its first line: files repeat them for every judge,
+    # and a repeat changes nothing.
+    firsts: dict[tuple[str, str, str | None], JudgmentRecord] = {}
     for r in records:
-        for system, text in ((r.system_a, r.completion_a), (r.system_b, r.completion_b)):
-            key = (contexts[r.context_id], systems[system])
-            if key not in known and key not in new:
-                new[key] = _completion(key, text)
-                continue
-            pk, have = known[key] if key in known else (None, new[key].text or None)
-            if text is None or text == have:
-                continue
-            if have is not None or (pk is not None and pk in filled):
-                raise ImportFileError(
-                    f"line {r.line}: the completion of {system!r} on context "
-                    f"{r.context_id!r} differs from the one stored"
-                )
-            if pk is None:
-                new[key].text, new[key].text_unknown = text, False
-            else:
-                filled[pk] = Completion(pk=pk, text=text, text_unknown=False)
-                known[key] = (pk, text)
+        firsts.setdefault((r.context_id, r.system_a, r.completion_a), r)
+        firsts.setdefault((r.context_id, r.system_b, r.completion_b), r)
+    for (context_id, system, text), r in firsts.items():
+        key = (contexts[context_id], systems[system])
+        if key not in known and key not in new:
+            new[key] = _completion(key, text)
+            continue
+        pk, have = known[key] if key in known else (None, new[key].text or None)
+        if text is None or text == have:
+            continue
+        if have is not None or (pk is not None and pk in filled):
+            raise ImportFileError(
+                f"line {r.line}: the completion of {system!r} on context "
+                f"{context_id!r} differs from the one stored"
+            )
+        if pk is None:
+            new[key].text, new[key].text_unknown = text, False
+        else:
+            filled[pk] = Completion(pk=pk, text=text, text_unknown=False)
+            known[key] = (pk, text)
     Completion.objects.bulk_create(list(new.values()), batch_size=BATCH)
     Completion.objects.bulk_update(list(filled.values()), ["text", "text_unknown"])
     report.completions_created = len(new)
@@ -240,23 +248,30 @@ def _pairs(study, records, ids, report) -> list[Pair]:
     """Orient every record canonically; the pair of each record, in record order."""
     contexts, systems, completions = ids
     pairs = {(p.completion_a_id, p.completion_b_id): p for p in Pair.objects.filter(study=study)}
+    # (context, system_a, system_b) as the file says -> (pair, whether to flip): files repeat a
+    # pair for each judge, so the ids are looked up once per pair, not once per line.
+    seen: dict[tuple[str, str, str], tuple[Pair, bool]] = {}
     out = []
     for r in records:
-        context = contexts[r.context_id]
-        a, b = (completions[(context, systems[s])] for s in (r.system_a, r.system_b))
-        if a > b:
+        key = (r.context_id, r.system_a, r.system_b)
+        if key not in seen:
+            context = contexts[r.context_id]
+            a, b = (completions[(context, systems[s])] for s in (r.system_a, r.system_b))
+            ab = (min(a, b), max(a, b))
+            if ab not in pairs:
+                pairs[ab] = Pair(
+                    study=study,
+                    context_id=context,
+                    completion_a_id=ab[0],
+                    completion_b_id=ab[1],
+                    quota=study.judgments_per_pair,
+                )
+            seen[key] = (pairs[ab], a > b)
+        pair, turn = seen[key]
+        if turn:
             flip(r)
             report.flipped += 1
-            a, b = b, a
-        if (a, b) not in pairs:
-            pairs[(a, b)] = Pair(
-                study=study,
-                context_id=context,
-                completion_a_id=a,
-                completion_b_id=b,
-                quota=study.judgments_per_pair,
-            )
-        out.append(pairs[(a, b)])
+        out.append(pair)
     new = [p for p in pairs.values() if p.pk is None]
     Pair.objects.bulk_create(new, batch_size=BATCH)
     report.pairs_created = len(new)
@@ -311,26 +326,33 @@ def _judgments(study, records, pairs, raters, report) -> None:
         )
         .iterator(chunk_size=BATCH)
     }
-    new: dict[tuple[int, str, str], tuple[JudgmentRecord, Judgment]] = {}
-    for r, pair in zip(records, pairs, strict=True):
-        rater = raters.get(r.judge) if r.judge_kind == JudgeKind.HUMAN else None
-        judge = rater.pseudonym if rater else r.judge
-        verdict = _record_verdict(r)
-        key = _key(pair.pk, judge, r.judge_kind, r.shown_left)
-        before = stored.get(key) or (_record_verdict(new[key][0]) if key in new else None)
-        if before is not None:
-            if before != verdict:
-                raise ImportFileError(
-                    f"line {r.line}: judge {r.judge!r} already judged this "
-                    "pair with a different verdict"
-                )
-            report.already_present += key in stored
-            report.duplicate_lines += key not in stored
-            continue
-        new[key] = (r, _judgment_row(study, r, pair, rater, judge))
-    judgments_insert([row for _, row in new.values()])
+    new: dict[tuple[int, str, str], JudgmentRecord] = {}
+    human: Counter[int] = Counter()
+
+    def rows() -> Iterator[tuple]:
+        # Made while COPY streams them: the client checks a line while the server stores the
+        # ones before it (an error stops the COPY and the transaction keeps nothing).
+        for r, pair in zip(records, pairs, strict=True):
+            rater = raters.get(r.judge) if r.judge_kind == JudgeKind.HUMAN else None
+            judge = rater.pseudonym if rater else r.judge
+            key = _key(pair.pk, judge, r.judge_kind, r.shown_left)
+            if key in stored or key in new:
+                before = stored[key] if key in stored else _record_verdict(new[key])
+                if before != _record_verdict(r):
+                    raise ImportFileError(
+                        f"line {r.line}: judge {r.judge!r} already judged this "
+                        "pair with a different verdict"
+                    )
+                report.already_present += key in stored
+                report.duplicate_lines += key not in stored
+                continue
+            new[key] = r
+            if r.judge_kind == JudgeKind.HUMAN:
+                human[pair.pk] += 1
+            yield _judgment_row(study, r, pair, rater, judge)
+
+    judgments_insert(rows())
     report.created = len(new)
-    human = Counter(key[0] for key, (r, _) in new.items() if r.judge_kind == "human")
     report.quotas_raised = _count_human(human)
 
 
@@ -385,42 +407,42 @@ def _judgment_row(study, r: JudgmentRecord, pair: Pair, rater: Rater | None, jud
     )
 
 
-def judgments_insert(rows: list[tuple]) -> None:
-    """Insert judgment rows (INSERT_COLUMNS order): PostgreSQL COPY, else bulk_create.
+def judgments_insert(rows: Iterable[tuple]) -> None:
+    """Insert judgment rows (INSERT_COLUMNS order): PostgreSQL binary COPY, else bulk_create.
 
-    COPY streams the rows in one statement (about ten times the ORM's bulk INSERT here); the
-    constraints are checked all the same, inside the import's transaction.
+    COPY streams the rows in one statement (about ten times the ORM's bulk INSERT here); binary
+    COPY sends numbers and times without formatting them as text, and the JSON columns are
+    serialized by pydantic-core's encoder. The constraints are checked all the same, inside the
+    import's transaction.
     """
-    if not rows:
-        return
     if connection.vendor != "postgresql":
         objects = [Judgment(**dict(zip(INSERT_COLUMNS, row, strict=True))) for row in rows]
         Judgment.objects.bulk_create(objects, batch_size=BATCH)
         return
     defaults = _column_defaults()
     columns = [*INSERT_COLUMNS, *defaults]
-    sql = f"COPY {Judgment._meta.db_table} ({', '.join(columns)}) FROM STDIN"
     extra = tuple(defaults.values())
-    at = (INSERT_COLUMNS.index("axes"), INSERT_COLUMNS.index("metadata"))
-    with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
-        for row in rows:
-            row = list(row)
-            for i in at:
-                row[i] = json.dumps(row[i], ensure_ascii=False)
-            copy.write_row((*row, *extra))
+    table = Judgment._meta.db_table
+    sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT attname, atttypid FROM pg_attribute WHERE attrelid = %s::regclass", [table]
+        )
+        types = dict(cursor.fetchall())
+        set_json_dumps(to_json, context=cursor.cursor)
+        with cursor.cursor.copy(sql) as copy:
+            copy.set_types([types[c] for c in columns])
+            for row in rows:
+                copy.write_row(row + extra)
 
 
 def _column_defaults() -> dict[str, object]:
     """Every other non-key column of Judgment with its default (COPY names each column)."""
-    out = {}
-    for field in Judgment._meta.concrete_fields:
-        if field.primary_key or field.attname in INSERT_COLUMNS:
-            continue
-        default = field.get_default()
-        out[field.column] = (
-            json.dumps(default) if field.get_internal_type() == "JSONField" else default
-        )
-    return out
+    return {
+        field.column: field.get_default()
+        for field in Judgment._meta.concrete_fields
+        if not field.primary_key and field.attname not in INSERT_COLUMNS
+    }
 
 
 def _count_human(added: Counter[int]) -> int:

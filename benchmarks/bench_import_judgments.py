@@ -1,7 +1,10 @@
-"""Judgments JSONL import speed: N judgments (default 42,000) into a fresh study, then again.
+"""Judgments JSONL import speed: N judgments (default 1,000,000) into a fresh study, then again.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
-        .venv/bin/python benchmarks/bench_import_judgments.py --n 42000
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_DB_SUFFIX=_me \
+        .venv/bin/python benchmarks/bench_import_judgments.py --n 1000000
+
+Prints the first import (everything written), the re-import (everything already present) and,
+to show where the time goes, reading and validating the file alone (no database).
 
 Uses its own database (`heart_bench_import` on PostgreSQL, dropped at the end; a temporary SQLite
 file otherwise). The file has 300 contexts x 6 systems (4,500 pairs), human and LLM judges.
@@ -54,7 +57,7 @@ def rows(n: int):
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=42_000)
+    parser.add_argument("--n", type=int, default=1_000_000)
     args = parser.parse_args()
     path = Path(f"/tmp/{BENCH_DB}.jsonl")
     with open(path, "w") as fh:
@@ -65,7 +68,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from annotation.judgment_io import judgments_import
+    from annotation.judgment_io import judgments_import, read_judgments
     from completions.models import Study
 
     call_command("migrate", verbosity=0)
@@ -80,6 +83,13 @@ def main() -> None:
                 f"({args.n / took:,.0f} lines/s); created {report.created:,}, "
                 f"already present {report.already_present:,}"
             )
+        start = time.perf_counter()
+        read_judgments(path)
+        took = time.perf_counter() - start
+        print(
+            f"{'validation':12s} {args.n:,} lines, no database: {took:.2f} s "
+            f"({args.n / took:,.0f} lines/s)"
+        )
     finally:
         connection.close()
         bench_export.bench_database_url(base, name=BENCH_DB, drop_only=True)

@@ -216,6 +216,36 @@ def test_a_conflicting_verdict_is_an_error_naming_the_line_and_keeps_nothing(tmp
     assert Judgment.objects.count() == 3
 
 
+def test_a_conflict_late_in_a_file_stops_the_streamed_copy_and_keeps_nothing(tmp_path):
+    # The rows are checked while COPY streams them: an error after thousands of good rows
+    # still names its line (blank lines counted) and leaves the database as it was.
+    study = StudyFactory()
+    rows = [judgment_row(0, judge=f"rater-{k}", winner="a", strength=1) for k in range(3000)]
+    rows.append(rows[1234] | {"winner": "b"})
+    path = tmp_path / "late.jsonl"
+    path.write_text("\n" + "".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ImportFileError, match="line 3002: judge 'rater-1234' .* different"):
+        judgments_import(study=study, path=str(path))
+    assert not Judgment.objects.exists() and not Pair.objects.exists()
+
+
+def test_a_null_for_a_field_with_a_default_reads_as_the_default(tmp_path):
+    study = StudyFactory()
+    row = MINIMAL[0] | dict.fromkeys(
+        ["judge_kind", "judge_family", "axes", "rationale", "metadata", "quality_check"]
+    )
+    judgments_import(study=study, path=write(tmp_path / "n.jsonl", [row | {"excluded": None}]))
+    j = Judgment.objects.get()
+    assert (j.judge_kind, j.judge_family, j.axes, j.rationale, j.metadata) == (
+        "human",
+        "",
+        {},
+        "",
+        {},
+    )
+    assert j.rater.exclusion_override is None
+
+
 def test_human_judgments_count_towards_the_pair_and_raise_a_full_quota(tmp_path):
     study = StudyFactory(judgments_per_pair=2)
     rows = [
