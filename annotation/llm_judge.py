@@ -209,6 +209,7 @@ def _families(pair: Pair) -> set[str]:
 class JudgeKindRun(RunKind):
     name = "judge"
     endpoints_label = "judges"
+    streams = False  # judge_request(stream=False): whole replies, no TTFT, full concurrency
 
     def plan(self, run: Run) -> Plan:
         run.params = {

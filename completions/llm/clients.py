@@ -2,6 +2,14 @@
 
 One retry layer only: the SDKs' own (`max_retries`, `timeout`, Retry-After honoured). Nothing
 here touches the database: the engine hands in plain `EndpointConfig` and `LLMRequest` values.
+
+Time to first token (TTFT) is what a user of the model waits: from the moment the request goes
+to the connection (the SDK's HTTP transport is handed the built request) to the arrival of the
+response bytes that complete the first *content* delta. Both instants are taken in the HTTP
+transport under the SDK (`_TimedTransport`), so neither the SDK's work before the request
+(building and validating it) nor its parsing of the stream afterwards counts. With the SDK's
+retries, the clock belongs to the attempt that answered. `latency_ms` runs from the same start
+to the last bytes of the response.
 """
 
 from __future__ import annotations
@@ -10,10 +18,13 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import anthropic
+import httpx2
 import openai
 
 # Local servers (the fake server, Ollama, vLLM) ignore the key, but the SDKs insist on one.
@@ -109,12 +120,70 @@ class ClientPool:
         self._clients.clear()
 
 
+@dataclass
+class Clock:
+    """One call's timestamps (perf_counter), taken by `_TimedTransport`."""
+
+    sent: float | None = None  # the answering attempt's request handed to the connection
+    read: float | None = None  # the latest response body bytes handed up to the SDK
+
+    def since_sent_ms(self, fallback: float) -> float:
+        """From the request's start to the latest bytes read (ms). `fallback` stands in for an
+        instant the transport did not see (a client that is not ours)."""
+        sent = self.sent if self.sent is not None else fallback
+        read = self.read if self.read is not None else time.perf_counter()
+        return (read - sent) * 1000
+
+
+_CLOCK: ContextVar[Clock | None] = ContextVar("heart_llm_clock", default=None)
+
+
+class _TimedStream(httpx2.AsyncByteStream):
+    """A response body that stamps the clock as each chunk of bytes comes off the socket. The
+    SDKs decode lazily (one chunk, its events, then the next), so when an event reaches us the
+    stamp is the arrival of the bytes that completed it."""
+
+    def __init__(self, inner: Any, clock: Clock) -> None:
+        self._inner, self._clock = inner, clock
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            self._clock.read = time.perf_counter()
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _TimedTransport(httpx2.AsyncBaseTransport):
+    """The SDK's default transport, timing the call whose `Clock` is in the context."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        clock = _CLOCK.get()
+        if clock is not None:  # each attempt restarts it: the one that answers keeps it
+            clock.sent, clock.read = time.perf_counter(), None
+        response = await self._inner.handle_async_request(request)
+        if clock is not None:
+            response.stream = _TimedStream(response.stream, clock)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 def _new_client(endpoint: EndpointConfig) -> Any:
+    sdk = anthropic if endpoint.provider == "anthropic" else openai
+    # The SDK's own default client (its timeouts, limits, redirects) over a timed transport.
+    transport = _TimedTransport(httpx2.AsyncHTTPTransport(limits=sdk.DEFAULT_CONNECTION_LIMITS))
     options = {
         "api_key": endpoint.api_key(),
         "timeout": endpoint.timeout_s,
         "max_retries": endpoint.max_retries,
         "base_url": endpoint.base_url or None,
+        "http_client": sdk.DefaultAsyncHttpxClient(transport=transport),
     }
     if endpoint.provider == "anthropic":
         return anthropic.AsyncAnthropic(**options)
@@ -123,6 +192,7 @@ def _new_client(endpoint: EndpointConfig) -> Any:
 
 async def complete(pool: ClientPool, endpoint: EndpointConfig, request: LLMRequest) -> LLMReply:
     """Stream one completion; TTFT is the monotonic time to the first *content* token."""
+    token = _CLOCK.set(Clock())
     try:
         client = pool.get(endpoint)
         if endpoint.provider == "anthropic":
@@ -150,6 +220,12 @@ async def complete(pool: ClientPool, endpoint: EndpointConfig, request: LLMReque
         raise CallError("bad_response", f"unusable response: {exc!r}") from exc
     except Exception as exc:  # httpx transport errors the SDK leaves unwrapped mid-stream
         raise CallError("connection", f"stream broke: {exc!r}") from exc
+    finally:
+        _CLOCK.reset(token)
+
+
+def _clock() -> Clock:
+    return _CLOCK.get() or Clock()
 
 
 def _openai_kwargs(endpoint: EndpointConfig, request: LLMRequest) -> dict[str, Any]:
@@ -169,12 +245,12 @@ def _openai_kwargs(endpoint: EndpointConfig, request: LLMRequest) -> dict[str, A
 
 
 async def _openai_whole(client: Any, endpoint: EndpointConfig, request: LLMRequest) -> LLMReply:
-    start = time.perf_counter()
+    start, clock = time.perf_counter(), _clock()
     completion = await client.chat.completions.create(**_openai_kwargs(endpoint, request))
     choice = completion.choices[0]
     return LLMReply(
         text=choice.message.content or "",
-        latency_ms=(time.perf_counter() - start) * 1000,
+        latency_ms=clock.since_sent_ms(start),
         tokens_in=completion.usage.prompt_tokens if completion.usage else 0,
         tokens_out=completion.usage.completion_tokens if completion.usage else 0,
         model_reported=completion.model or "",
@@ -192,11 +268,11 @@ async def _anthropic_whole(client: Any, endpoint: EndpointConfig, request: LLMRe
     }
     if request.schema is not None:
         kwargs["output_config"] = {"format": {"type": "json_schema", "schema": request.schema}}
-    start = time.perf_counter()
+    start, clock = time.perf_counter(), _clock()
     message = await client.messages.create(**kwargs)
     return LLMReply(
         text="".join(block.text for block in message.content if block.type == "text"),
-        latency_ms=(time.perf_counter() - start) * 1000,
+        latency_ms=clock.since_sent_ms(start),
         tokens_in=message.usage.input_tokens or 0,
         tokens_out=message.usage.output_tokens or 0,
         model_reported=message.model or "",
@@ -211,7 +287,7 @@ async def _openai(client: Any, endpoint: EndpointConfig, request: LLMRequest) ->
         "stream": True,
         "stream_options": {"include_usage": True},
     }
-    start = time.perf_counter()
+    start, clock = time.perf_counter(), _clock()
     stream = await client.chat.completions.create(**kwargs)
     reply = LLMReply(text="", request_id=stream.response.headers.get("x-request-id", ""))
     parts: list[str] = []
@@ -224,11 +300,11 @@ async def _openai(client: Any, endpoint: EndpointConfig, request: LLMRequest) ->
         for choice in chunk.choices:
             if choice.delta.content:
                 if reply.ttft_ms is None:
-                    reply.ttft_ms = (time.perf_counter() - start) * 1000
+                    reply.ttft_ms = clock.since_sent_ms(start)
                 parts.append(choice.delta.content)
             if choice.finish_reason:
                 reply.finish_reason = choice.finish_reason
-    return _finish(reply, parts, start)
+    return _finish(reply, parts, clock.since_sent_ms(start))
 
 
 async def _anthropic(client: Any, endpoint: EndpointConfig, request: LLMRequest) -> LLMReply:
@@ -243,7 +319,7 @@ async def _anthropic(client: Any, endpoint: EndpointConfig, request: LLMRequest)
     }
     if request.schema is not None:
         kwargs["output_config"] = {"format": {"type": "json_schema", "schema": request.schema}}
-    start = time.perf_counter()
+    start, clock = time.perf_counter(), _clock()
     stream = await client.messages.create(**kwargs)
     reply = LLMReply(text="", request_id=stream.response.headers.get("request-id", ""))
     parts: list[str] = []
@@ -254,16 +330,16 @@ async def _anthropic(client: Any, endpoint: EndpointConfig, request: LLMRequest)
             reply.tokens_in = event.message.usage.input_tokens or 0
         elif event.type == "content_block_delta" and event.delta.type == "text_delta":
             if event.delta.text and reply.ttft_ms is None:
-                reply.ttft_ms = (time.perf_counter() - start) * 1000
+                reply.ttft_ms = clock.since_sent_ms(start)
             parts.append(event.delta.text)
         elif event.type == "message_delta":
             reply.tokens_out = event.usage.output_tokens or 0
             reply.finish_reason = event.delta.stop_reason or ""
-    return _finish(reply, parts, start)
+    return _finish(reply, parts, clock.since_sent_ms(start))
 
 
-def _finish(reply: LLMReply, parts: list[str], start: float) -> LLMReply:
-    reply.latency_ms = (time.perf_counter() - start) * 1000
+def _finish(reply: LLMReply, parts: list[str], latency_ms: float) -> LLMReply:
+    reply.latency_ms = latency_ms
     reply.text = "".join(parts)
     if not reply.finish_reason:
         # A stream that ended without its closing event was cut: never take half a reply.

@@ -116,6 +116,12 @@ class Executor:
         share = max(1, int(getattr(settings, "LLM_EXECUTORS_PER_RUN", 1)))
         # This executor's cap on an endpoint's slots: its share, so parallel executors split them.
         self.slot_cap = {pk: -(-e.max_concurrency // share) for pk, e in self.endpoints.items()}
+        if self.kind.streams and self.endpoints:
+            # Streamed calls (TTFT recorded): at most LLM_STREAMS_PER_PROCESS in flight in this
+            # process, split over the run's endpoints, so the recorded TTFT is not our backlog.
+            streams = max(1, int(getattr(settings, "LLM_STREAMS_PER_PROCESS", 4)))
+            per_endpoint = max(1, streams // len(self.endpoints))
+            self.slot_cap = {pk: min(cap, per_endpoint) for pk, cap in self.slot_cap.items()}
         self.buffer = {pk: deque() for pk in self.endpoints}
 
     # ------------------------------------------------------------------ main loop

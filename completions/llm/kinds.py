@@ -62,6 +62,10 @@ class RunKind:
     name: ClassVar[str] = ""
     # Endpoints are "judges" or "endpoints" in `llm_run status --format json`.
     endpoints_label: ClassVar[str] = "endpoints"
+    # Its calls are streamed to record their time to first token: then an executor keeps at
+    # most LLM_STREAMS_PER_PROCESS of them in flight, so its event loop reads every first
+    # token as it arrives (a busy loop would add its backlog to the recorded TTFT).
+    streams: ClassVar[bool] = True
 
     def plan(self, run: Run) -> Plan:
         raise NotImplementedError

@@ -20,6 +20,11 @@ async def _stats(request: web.Request) -> web.Response:
     return web.json_response({"total": state.total, "requests": dict(state.counts)})
 
 
+async def _ttft(request: web.Request) -> web.Response:
+    """The first-token delay each streamed request really got: {request id: ms since arrival}."""
+    return web.json_response(dict(request.app[core.STATE].ttft))
+
+
 async def _reset(request: web.Request) -> web.Response:
     request.app[core.STATE].reset()
     return web.json_response({"ok": True})
@@ -36,6 +41,7 @@ def create_app() -> web.Application:
     anthropic_protocol.add_routes(app)
     batches.add_routes(app)  # OpenAI Batch and Anthropic Message Batches (i12)
     app.router.add_get("/_control/stats", _stats)
+    app.router.add_get("/_control/ttft", _ttft)
     app.router.add_post("/_control/reset", _reset)
     app.router.add_get("/healthz", _health)
     return app

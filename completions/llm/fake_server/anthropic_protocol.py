@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
+import time
 from typing import Any
 
 from aiohttp import web
@@ -27,9 +27,10 @@ def _event(name: str, data: dict[str, Any]) -> str:
 
 
 async def messages(request: web.Request) -> web.StreamResponse:
+    arrived = time.perf_counter()
     body = await request.json()
     prompt = [body.get("system", ""), *body.get("messages", [])]
-    ex = core.start(request, body, prompt, _schema(body))
+    ex = core.start(request, body, prompt, _schema(body), arrived)
     failure = await core.misbehave(ex, _error)
     if failure is not None:
         return failure
@@ -70,13 +71,15 @@ async def messages(request: web.Request) -> web.StreamResponse:
         ),
         _event("message_stop", {}),
     ]
-    return await core.stream_events(request, ex, head, frames, tail)
+    return await core.stream_events(request, ex, head, frames, tail, {"request-id": ex.request_id})
 
 
 async def _whole(ex: core.Exchange, bad_http: bool) -> web.Response:
-    await asyncio.sleep(ex.behaviour.ttft_ms / 1000)  # the whole reply's delay
+    await core.sleep_until(ex.arrived + ex.behaviour.ttft_ms / 1000)  # the whole reply's delay
     if bad_http:
-        return web.Response(text="{not json", content_type="application/json")
+        return web.Response(
+            text="{not json", content_type="application/json", headers={"request-id": ex.request_id}
+        )
     text = ex.text()
     payload = {
         "id": f"msg_{ex.prompt_hash}",
@@ -88,7 +91,7 @@ async def _whole(ex: core.Exchange, bad_http: bool) -> web.Response:
         "stop_sequence": None,
         "usage": {"input_tokens": ex.tokens_in, "output_tokens": max(1, len(text) // 4)},
     }
-    return web.json_response(payload)
+    return web.json_response(payload, headers={"request-id": ex.request_id})
 
 
 def add_routes(app: web.Application) -> None:

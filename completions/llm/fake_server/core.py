@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections import Counter
+import time
+from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,16 +18,24 @@ from . import replies
 STATE = web.AppKey("state", "ServerState")
 
 
+# Streams whose first-token delay the server remembers (for /_control/ttft), newest kept.
+TTFT_LOG_SIZE = 100_000
+
+
 class ServerState:
-    """Counts requests per (model, prompt hash), so tests can see what was sent how often."""
+    """Counts requests per (model, prompt hash), so tests can see what was sent how often, and
+    remembers per streamed request the delay it really injected before the first content token
+    (request arrival to that frame's write, in ms), keyed by the request id it answered with."""
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
         self.total = 0
+        self.ttft: deque[tuple[str, float]] = deque(maxlen=TTFT_LOG_SIZE)
 
     def reset(self) -> None:
         self.counts.clear()
         self.total = 0
+        self.ttft.clear()
 
     def count(self, model: str, prompt_hash: str) -> int:
         self.counts[f"{model}|{prompt_hash}"] += 1
@@ -46,6 +55,11 @@ class Exchange:
     stream: bool
     attempt: int
     tokens_in: int
+    arrived: float = 0.0  # perf_counter when the handler got the request
+
+    @property
+    def request_id(self) -> str:
+        return f"req-{self.prompt_hash}-{self.attempt}"
 
     def text(self) -> str:
         b = self.behaviour
@@ -63,7 +77,13 @@ class Exchange:
         return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
-def start(request: web.Request, body: dict[str, Any], prompt_parts: list[Any], schema) -> Exchange:
+def start(
+    request: web.Request,
+    body: dict[str, Any],
+    prompt_parts: list[Any],
+    schema,
+    arrived: float | None = None,
+) -> Exchange:
     model = str(body.get("model", ""))
     behaviour = behaviour_mod.parse(model, request.headers.get("X-Fake-Behaviour"))
     prompt = json.dumps(prompt_parts, sort_keys=True, ensure_ascii=False)
@@ -81,6 +101,7 @@ def start(request: web.Request, body: dict[str, Any], prompt_parts: list[Any], s
         stream=bool(body.get("stream")),
         attempt=attempt,
         tokens_in=max(1, len(prompt) // 4),
+        arrived=time.perf_counter() if arrived is None else arrived,
     )
 
 
@@ -106,13 +127,17 @@ async def stream_events(
     tail: list[str],
     headers: dict[str, str] | None = None,
 ) -> web.StreamResponse:
-    """Send SSE frames: the head at once, the body after the TTFT delay, then the tail."""
+    """Send SSE frames: the head at once, the body when the TTFT delay has passed since the
+    request arrived (the server's own work counts towards it), then the tail."""
     b = exchange.behaviour
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", **(headers or {})})
     await response.prepare(request)
     for frame in head:
         await response.write(frame.encode())
-    await asyncio.sleep(b.ttft_ms / 1000)
+    await sleep_until(exchange.arrived + b.ttft_ms / 1000)
+    if body:
+        injected = (time.perf_counter() - exchange.arrived) * 1000
+        request.app[STATE].ttft.append((exchange.request_id, injected))
     drop = int(b.drop.value) if b.drop and b.drop.applies(exchange.attempt) else None
     for i, frame in enumerate(body):
         if drop is not None and i >= drop:
@@ -125,6 +150,13 @@ async def stream_events(
         await response.write(frame.encode())
     await response.write_eof()
     return response
+
+
+async def sleep_until(deadline: float) -> None:
+    """Sleep until perf_counter() reaches `deadline`. asyncio.sleep may wake a little early (the
+    loop rounds to its clock resolution): the last stretch is re-slept, never cut short."""
+    while (left := deadline - time.perf_counter()) > 0:
+        await asyncio.sleep(left)
 
 
 def bad_http_frame() -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import Any
@@ -48,12 +47,13 @@ def _usage_chunk(ex: core.Exchange, usage: dict[str, int]) -> str:
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
+    arrived = time.perf_counter()
     body = await request.json()
-    ex = core.start(request, body, body.get("messages", []), _schema(body))
+    ex = core.start(request, body, body.get("messages", []), _schema(body), arrived)
     failure = await core.misbehave(ex, _error)
     if failure is not None:
         return failure
-    headers = {"x-request-id": f"req-{ex.prompt_hash}-{ex.attempt}"}
+    headers = {"x-request-id": ex.request_id}
     bad_http = ex.behaviour.bad and ex.behaviour.bad.value == "http"
     bad_http = bad_http and ex.behaviour.bad.applies(ex.attempt)
     if not ex.stream:
@@ -73,7 +73,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
 
 
 async def _whole(ex: core.Exchange, headers: dict[str, str], bad_http: bool) -> web.Response:
-    await asyncio.sleep(ex.behaviour.ttft_ms / 1000)  # the whole reply's delay
+    await core.sleep_until(ex.arrived + ex.behaviour.ttft_ms / 1000)  # the whole reply's delay
     if bad_http:
         return web.Response(text="{not json", content_type="application/json", headers=headers)
     text = ex.text()
