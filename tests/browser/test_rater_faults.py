@@ -43,7 +43,9 @@ def test_a_missing_choice_focuses_the_scale_and_says_so(tab, transactional_db):
     study = build_study(items_per_rater=3, quality_check_rate=0)
     _start(tab, study)
     tab.get_by_role("button", name="Submit and continue").click()
-    expect(tab.get_by_text("Please choose one point on the scale.")).to_be_visible()
+    # The message under the scale (rater.js also copies it into the hidden live region).
+    expect(tab.locator("#choice-error")).to_have_text("Please choose one point on the scale.")
+    expect(tab.locator("#choice-error")).to_be_visible()
     expect(tab.locator("#choice-1")).to_be_focused()
     expect(tab.locator("#rater-status")).to_have_text("Please choose one point on the scale.")
     assert_accessible(tab)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import anthropic
 import openai
@@ -42,7 +43,9 @@ def _call(server, provider: str, model: str, retries: int = 0, text: str = "hell
         finally:
             await pool.close()
 
-    reply = asyncio.run(go())
+    # Its own thread: the browser tests' Playwright leaves an event loop running in this one.
+    with ThreadPoolExecutor(1) as pool:
+        reply = pool.submit(asyncio.run, go()).result()
     injected = dict(server.state.ttft)[reply.request_id]  # what the server really waited
     return reply, injected
 
