@@ -11,6 +11,20 @@ from aiohttp import web
 from . import core
 
 
+def message(ex: core.Exchange, text: str) -> dict[str, Any]:
+    """A whole (not streamed) Message object: the reply body, also inside batch results."""
+    return {
+        "id": f"msg_{ex.prompt_hash}",
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "model": ex.model,
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": ex.tokens_in, "output_tokens": max(1, len(text) // 4)},
+    }
+
+
 def _error(code: int) -> dict[str, Any]:
     kinds = {429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
     error = {"type": kinds.get(code, "invalid_request_error"), "message": f"fake error {code}"}
@@ -80,18 +94,7 @@ async def _whole(ex: core.Exchange, bad_http: bool) -> web.Response:
         return web.Response(
             text="{not json", content_type="application/json", headers={"request-id": ex.request_id}
         )
-    text = ex.text()
-    payload = {
-        "id": f"msg_{ex.prompt_hash}",
-        "type": "message",
-        "role": "assistant",
-        "content": [{"type": "text", "text": text}],
-        "model": ex.model,
-        "stop_reason": "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": ex.tokens_in, "output_tokens": max(1, len(text) // 4)},
-    }
-    return web.json_response(payload, headers={"request-id": ex.request_id})
+    return web.json_response(message(ex, ex.text()), headers={"request-id": ex.request_id})
 
 
 def add_routes(app: web.Application) -> None:

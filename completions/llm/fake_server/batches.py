@@ -19,7 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
-from . import core
+from . import anthropic_protocol, core, openai_protocol
 
 BATCHES = web.AppKey("batches", dict)
 FILES = web.AppKey("files", dict)
@@ -127,24 +127,7 @@ def _openai_line(custom_id: str, status: int, text: str, ex) -> dict[str, Any]:
     if status != 200:
         body = {"error": {"message": f"fake server error {status}", "type": "fake"}}
     else:
-        body = {
-            "id": f"chatcmpl-{ex.prompt_hash}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": ex.model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {
-                "prompt_tokens": ex.tokens_in,
-                "completion_tokens": max(1, len(text) // 4),
-                "total_tokens": ex.tokens_in + max(1, len(text) // 4),
-            },
-        }
+        body = openai_protocol.chat_completion(ex, text)
     return {
         "id": f"batch_req_{uuid.uuid4().hex[:16]}",
         "custom_id": custom_id,
@@ -229,17 +212,7 @@ def _anthropic_result(status: int, text: str, ex) -> dict[str, Any]:
     if status != 200:
         error = {"type": "api_error", "message": f"fake server error {status}"}
         return {"type": "errored", "error": {"type": "error", "error": error}}
-    message = {
-        "id": f"msg_{ex.prompt_hash}",
-        "type": "message",
-        "role": "assistant",
-        "content": [{"type": "text", "text": text}],
-        "model": ex.model,
-        "stop_reason": "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": ex.tokens_in, "output_tokens": max(1, len(text) // 4)},
-    }
-    return {"type": "succeeded", "message": message}
+    return {"type": "succeeded", "message": anthropic_protocol.message(ex, text)}
 
 
 def _iso(ts: float) -> str:

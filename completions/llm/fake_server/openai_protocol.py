@@ -15,6 +15,25 @@ def _error(code: int) -> dict[str, Any]:
     return {"error": {"message": f"fake server error {code}", "type": "fake", "code": code}}
 
 
+def chat_completion(ex: core.Exchange, text: str) -> dict[str, Any]:
+    """A whole (not streamed) chat.completion object: the reply body, also inside batch output."""
+    tokens_out = max(1, len(text) // 4)
+    return {
+        "id": f"chatcmpl-{ex.prompt_hash}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": ex.model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        ],
+        "usage": {
+            "prompt_tokens": ex.tokens_in,
+            "completion_tokens": tokens_out,
+            "total_tokens": ex.tokens_in + tokens_out,
+        },
+    }
+
+
 def _schema(body: dict[str, Any]) -> dict[str, Any] | None:
     fmt = body.get("response_format") or {}
     if fmt.get("type") == "json_schema":
@@ -76,26 +95,7 @@ async def _whole(ex: core.Exchange, headers: dict[str, str], bad_http: bool) -> 
     await core.sleep_until(ex.arrived + ex.behaviour.ttft_ms / 1000)  # the whole reply's delay
     if bad_http:
         return web.Response(text="{not json", content_type="application/json", headers=headers)
-    text = ex.text()
-    payload = {
-        "id": f"chatcmpl-{ex.prompt_hash}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": ex.model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": {
-            "prompt_tokens": ex.tokens_in,
-            "completion_tokens": max(1, len(text) // 4),
-            "total_tokens": ex.tokens_in + max(1, len(text) // 4),
-        },
-    }
-    return web.json_response(payload, headers=headers)
+    return web.json_response(chat_completion(ex, ex.text()), headers=headers)
 
 
 def add_routes(app: web.Application) -> None:
