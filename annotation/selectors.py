@@ -90,21 +90,25 @@ def hot_cursor():
     return prepared() if prepared is not None else connection.cursor()
 
 
-_QUEUE_SQL = "SELECT id, status, pair_id FROM {assignment} WHERE rater_id = %s"
+# Counted by PostgreSQL (one row back, not one per item the rater has had). Also the tail of
+# the submit statement (services/judgments.py), which reads it before its own changes.
+QUEUE_COUNTS_SQL = """
+SELECT COUNT(*) FILTER (WHERE status = 'submitted' AND pair_id IS NOT NULL),
+       COUNT(*) FILTER (WHERE status = 'submitted' AND pair_id IS NULL),
+       MAX(id) FILTER (WHERE status = 'leased' AND id <> %s)
+FROM {assignment} WHERE rater_id = %s
+"""
 
 
 def rater_queue_state(*, rater: Rater) -> QueueState:
-    """Progress and the current lease in one read of the rater's (short) assignment list."""
+    """Progress and the current lease, counted in one statement."""
     with hot_cursor() as cursor:
-        cursor.execute(_QUEUE_SQL.format(assignment=Assignment._meta.db_table), [rater.pk])
-        rows = cursor.fetchall()
-    real = checks = 0
-    leased_id = None
-    for pk, status, pair_id in rows:
-        if status == Assignment.Status.SUBMITTED:
-            real, checks = (real + 1, checks) if pair_id is not None else (real, checks + 1)
-        elif status == Assignment.Status.LEASED and (leased_id is None or pk > leased_id):
-            leased_id = pk
+        cursor.execute(QUEUE_COUNTS_SQL.format(assignment=Assignment._meta.db_table), [0, rater.pk])
+        real, checks, leased_id = cursor.fetchone()
+    return queue_state_from_counts(real, checks, leased_id)
+
+
+def queue_state_from_counts(real: int, checks: int, leased_id: int | None) -> QueueState:
     return QueueState(progress=Progress(done_real=real, done_checks=checks), leased_id=leased_id)
 
 

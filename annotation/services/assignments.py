@@ -30,13 +30,14 @@ from completions.models import Completion, DialogueContext
 from ..models import Assignment, Pair, QualityCheckItem, Rater
 from ..selectors import (
     ITEM_RELATED,
+    QueueState,
     hot_cursor,
     per_context_limit,
     quality_item_count,
     queue_plan,
     rater_queue_state,
 )
-from .common import insert_statement, mark_saved, model_insert
+from .common import UNREAD, _Unread, insert_statement, mark_saved, model_insert
 
 CLAIM_ATTEMPTS = 8
 
@@ -75,13 +76,23 @@ class _Busy:
 BUSY = _Busy()
 
 
-def _assignment_next(*, rater: Rater, now: datetime, may_wait: bool = True, allow_new: bool = True):
+def _assignment_next(
+    *,
+    rater: Rater,
+    now: datetime,
+    may_wait: bool = True,
+    allow_new: bool = True,
+    state: QueueState | None = None,
+    candidate: int | None | _Unread = UNREAD,
+):
     """Assignment, None (done, or nothing new allowed) or BUSY (only when `may_wait` is False).
 
     A transaction that already holds a pair lock (the submit of the round trip) must not wait
     for another pair's lock: two raters could each wait for the other's pair (a deadlock).
+    `state` is the rater's queue and `candidate` the pair a claim picked (and locked) when the
+    caller has already read them: the submit statement does both.
     """
-    state = rater_queue_state(rater=rater)
+    state = state or rater_queue_state(rater=rater)
     if state.leased_id is not None:
         current = Assignment.objects.select_related(*ITEM_RELATED).get(pk=state.leased_id)
         current.rater = rater
@@ -103,7 +114,9 @@ def _assignment_next(*, rater: Rater, now: datetime, may_wait: bool = True, allo
     if wants_check and (check := _lease_check(rater=rater, now=now, position=position)):
         return check
     if progress.done_real < plan.n_real:
-        return _lease_pair(rater=rater, now=now, position=position, may_wait=may_wait)
+        return _lease_pair(
+            rater=rater, now=now, position=position, may_wait=may_wait, candidate=candidate
+        )
     if progress.done_checks < plan.n_checks:
         return _lease_check(rater=rater, now=now, position=position)
     return None
@@ -205,47 +218,62 @@ LIMIT 1 {lock}
 """
 
 
-def _claim_candidate(*, rater: Rater, now: datetime, excluded: list[int], wait: bool):
+def claim_candidate_sql(*, n_excluded: int = 0, wait: bool = False) -> str:
+    """The claim statement (`_CLAIM_SQL`) for this database; its parameters: `claim_params`."""
     features = connection.features
     lock = ""
     if features.has_select_for_update:
         lock = "FOR UPDATE OF p" if wait else "FOR UPDATE OF p SKIP LOCKED"
-    sql = _CLAIM_SQL.format(
+    return _CLAIM_SQL.format(
         pair=Pair._meta.db_table,
         assignment=Assignment._meta.db_table,
         completion=Completion._meta.db_table,
         lock=lock,
-        excluded=f"AND p.id NOT IN ({', '.join(['%s'] * len(excluded))})" if excluded else "",
+        excluded=f"AND p.id NOT IN ({', '.join(['%s'] * n_excluded)})" if n_excluded else "",
     )
+
+
+def claim_params(*, rater: Rater, now: datetime, excluded: list[int] = ()) -> list:
+    return [
+        rater.study_id,
+        *excluded,
+        connection.ops.adapt_datetimefield_value(now),
+        rater.pk,
+        rater.pk,
+        per_context_limit(study=rater.study),
+    ]
+
+
+def _claim_candidate(*, rater: Rater, now: datetime, excluded: list[int], wait: bool):
+    sql = claim_candidate_sql(n_excluded=len(excluded), wait=wait)
     with hot_cursor() as cursor:
-        cursor.execute(
-            sql,
-            [
-                rater.study_id,
-                *excluded,
-                connection.ops.adapt_datetimefield_value(now),
-                rater.pk,
-                rater.pk,
-                per_context_limit(study=rater.study),
-            ],
-        )
+        cursor.execute(sql, claim_params(rater=rater, now=now, excluded=excluded))
         row = cursor.fetchone()
     return row[0] if row else None
 
 
 def _claim_pair(
-    *, rater: Rater, now: datetime, position: int, may_wait: bool = True
+    *,
+    rater: Rater,
+    now: datetime,
+    position: int,
+    may_wait: bool = True,
+    candidate: int | None | _Unread = UNREAD,
 ) -> Assignment | None | _Busy:
     """Lease the least-filled pair this rater has not had and that still has room.
 
     SKIP LOCKED lets concurrent raters take different pairs instead of queueing on one; when
     every candidate is locked by others we wait on one (plain FOR UPDATE) rather than
     wrongly telling the rater the study is full. The room check is repeated after the lock
-    because the lease count in the claiming query was read before it.
+    because the lease count in the claiming query was read before it. `candidate` is the
+    first claim's result when the caller has already run it (the submit statement does).
     """
     excluded: list[int] = []
     for _attempt in range(CLAIM_ATTEMPTS):
-        pair_id = _claim_candidate(rater=rater, now=now, excluded=excluded, wait=False)
+        if candidate is UNREAD:
+            pair_id = _claim_candidate(rater=rater, now=now, excluded=excluded, wait=False)
+        else:
+            pair_id, candidate = candidate, UNREAD
         if pair_id is None and not may_wait:
             return BUSY
         if pair_id is None:
@@ -333,8 +361,10 @@ def _lease_if_room(*, rater: Rater, pair_id: int, now: datetime, position: int):
     return assignment
 
 
-def _lease_pair(*, rater: Rater, now: datetime, position: int, may_wait: bool = True):
-    return _claim_pair(rater=rater, now=now, position=position, may_wait=may_wait)
+def _lease_pair(*, rater: Rater, now: datetime, position: int, may_wait: bool = True, candidate):
+    return _claim_pair(
+        rater=rater, now=now, position=position, may_wait=may_wait, candidate=candidate
+    )
 
 
 def _lease_check(*, rater: Rater, now: datetime, position: int) -> Assignment | None:

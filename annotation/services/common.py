@@ -9,7 +9,7 @@ from django.db import connection
 from django.db.models import Model
 
 from ..models import Judgment
-from ..selectors import hot_cursor
+from ..selectors import QueueState, hot_cursor
 
 SCALE = {
     1: "A is significantly better than B",
@@ -25,12 +25,21 @@ class AssignmentNotFound(Exception):
     """The assignment does not exist or is not this rater's."""
 
 
+class _Unread:
+    """No claim has been run yet for this request (unlike None: a claim found nothing)."""
+
+
+UNREAD = _Unread()
+
+
 @dataclass(frozen=True)
 class SubmitResult:
     """`judgment` is None when a late submit was refused (its pair filled up meanwhile)."""
 
     judgment: Judgment | None
     created: bool
+    queue: QueueState | None = None  # the rater's queue after this submit, when already read
+    candidate: int | None | _Unread = UNREAD  # the next pair's claim, when already run
 
     @property
     def refused(self) -> bool:

@@ -8,10 +8,18 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from ..models import Assignment, Judgment, Pair, QualityCheckItem, Rater
-from ..selectors import hot_cursor
-from .assignments import BUSY, _assignment_next, _pair_has_room, assignment_next
+from ..selectors import QUEUE_COUNTS_SQL, hot_cursor, queue_state_from_counts
+from .assignments import (
+    BUSY,
+    _assignment_next,
+    _pair_has_room,
+    assignment_next,
+    claim_candidate_sql,
+    claim_params,
+)
 from .common import (
     HUMAN_STRENGTH_MAX,
+    UNREAD,
     AssignmentNotFound,
     SubmitResult,
     insert_statement,
@@ -85,8 +93,16 @@ def judgment_submit_and_next(
             axes=axes or {},
             rationale=rationale,
             now=now,
+            claim_next=allow_new,
         )
-        following = _assignment_next(rater=rater, now=now, may_wait=False, allow_new=allow_new)
+        following = _assignment_next(
+            rater=rater,
+            now=now,
+            may_wait=False,
+            allow_new=allow_new,
+            state=result.queue,
+            candidate=result.candidate,
+        )
     if following is BUSY:
         following = assignment_next(rater=rater, allow_new=allow_new)
     return result, following
@@ -100,6 +116,7 @@ def _judgment_submit(
     axes: dict[str, str],
     rationale: str,
     now: datetime,
+    claim_next: bool = False,
 ) -> SubmitResult:
     """Store the rater's verdict on one assignment, exactly once.
 
@@ -107,7 +124,8 @@ def _judgment_submit(
     concurrent or replayed POSTs exactly one changes the row, the other returns the stored
     judgment and stores nothing new. Raises AssignmentNotFound for another rater's assignment.
     A late submit whose pair was filled by others meanwhile is refused: the assignment is
-    marked expired and the result carries no judgment.
+    marked expired and the result carries no judgment. With `claim_next`, the same statement
+    also claims the rater's next pair when it can (`SubmitResult.candidate`).
     """
     if assignment.rater_id != rater.pk:
         raise AssignmentNotFound(assignment.token)
@@ -119,6 +137,7 @@ def _judgment_submit(
             axes=axes,
             rationale=rationale,
             now=now,
+            claim_next=claim_next,
         )
     if not _claim_assignment(assignment_id=assignment.pk, now=now):
         stored = Judgment.objects.filter(assignment_id=assignment.pk).first()
@@ -156,6 +175,15 @@ def _can_submit_in_one_statement(*, assignment: Assignment, now: datetime) -> bo
 # Claim the assignment, count the pair and insert the judgment in ONE statement (one round trip
 # instead of three). Each step runs only if the one before it changed a row; the SELECT says
 # which did, so a replay (nothing claimed) and a full pair (claimed, not counted) are told apart.
+# It also counts the rater's queue (selectors.QUEUE_COUNTS_SQL) for the next item. That count
+# reads the rows as they were before this statement: the claimed assignment is left out of the
+# running leases, and added to the judged ones when its judgment was stored.
+# With `claim_next` it also runs the claim for the rater's next pair (assignments._CLAIM_SQL,
+# which locks the pair it picks). The just-submitted pair is among the rater's assignments in
+# that snapshot, so it is never picked again; the lease statement rechecks the room under the
+# lock with a fresh snapshot, as after a claim of its own. The rater's next item is a pair nine
+# times in ten; when it is not (a check is due, the queue is done), the lock is simply released
+# at the commit.
 _SUBMIT_SQL = """
 WITH claimed AS (
   UPDATE {assignment} SET status = %s, submitted_at = %s
@@ -167,8 +195,10 @@ WITH claimed AS (
   INSERT INTO {judgment} {columns} SELECT {placeholders} WHERE EXISTS (SELECT 1 FROM counted)
   RETURNING id
 )
-SELECT (SELECT id FROM claimed), (SELECT id FROM inserted)
+SELECT (SELECT id FROM claimed), (SELECT id FROM inserted), queue.*{candidate_column}
+FROM ({queue}) queue
 """
+_CANDIDATE_CTE = ", candidate AS ({claim})\n"
 
 
 def _submit_in_one_statement(
@@ -179,6 +209,7 @@ def _submit_in_one_statement(
     axes: dict[str, str],
     rationale: str,
     now: datetime,
+    claim_next: bool,
 ) -> SubmitResult:
     judgment = _judgment_build(
         rater=rater, assignment=assignment, choice=choice, axes=axes, rationale=rationale, now=now
@@ -190,7 +221,13 @@ def _submit_in_one_statement(
         judgment=table,
         columns=columns,
         placeholders=placeholders,
+        queue=QUEUE_COUNTS_SQL.format(assignment=Assignment._meta.db_table),
+        candidate_column=", (SELECT id FROM candidate)" if claim_next else "",
     )
+    if claim_next:  # the claim goes in as one more CTE, after `inserted`
+        head, tail = sql.rsplit("\nSELECT (SELECT id FROM claimed)", 1)
+        claim = _CANDIDATE_CTE.format(claim=claim_candidate_sql())
+        sql = f"{head}{claim}SELECT (SELECT id FROM claimed){tail}"
     status = Assignment.Status
     params = [
         status.SUBMITTED.value,
@@ -200,10 +237,13 @@ def _submit_in_one_statement(
         status.EXPIRED.value,
         assignment.pair_id,
         *values,
+        *(claim_params(rater=rater, now=now) if claim_next else ()),
+        assignment.pk,
+        rater.pk,
     ]
     with hot_cursor() as cursor:
         cursor.execute(sql, params)
-        claimed, inserted = cursor.fetchone()
+        claimed, inserted, real, checks, leased_id, *candidate = cursor.fetchone()
     if claimed is None:  # a replay or a second tab: the first answer stands
         stored = Judgment.objects.filter(assignment_id=assignment.pk).first()
         return SubmitResult(judgment=stored, created=False)
@@ -214,7 +254,9 @@ def _submit_in_one_statement(
         return SubmitResult(judgment=None, created=False)
     judgment.pk = inserted
     mark_saved(judgment)
-    return SubmitResult(judgment=judgment, created=True)
+    queue = queue_state_from_counts(real + 1, checks, leased_id)  # + the judgment just stored
+    following = candidate[0] if candidate else UNREAD
+    return SubmitResult(judgment=judgment, created=True, queue=queue, candidate=following)
 
 
 def _count_pair_judgment(*, assignment: Assignment, now: datetime) -> bool:
