@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 import statistics
 import time
@@ -64,12 +65,17 @@ def queue_plan(*, study: Study, rater: Rater, n_quality_items: int) -> QueuePlan
 
     The draw is seeded by the pseudonym, so a returning rater gets the same plan.
     """
-    rate = study.quality_check_rate
-    wanted = round(study.items_per_rater * rate / (1 - rate)) if rate > 0 else 0
+    return _queue_plan(
+        rater.pseudonym, study.items_per_rater, study.quality_check_rate, n_quality_items
+    )
+
+
+@functools.lru_cache(maxsize=4096)  # read twice per round trip; a pure function of its keys
+def _queue_plan(pseudonym: str, n_real: int, rate: float, n_quality_items: int) -> QueuePlan:
+    wanted = round(n_real * rate / (1 - rate)) if rate > 0 else 0
     n_checks = min(wanted, n_quality_items)
-    total = study.items_per_rater + n_checks
-    positions = random.Random(rater.pseudonym).sample(range(total), n_checks)
-    return QueuePlan(n_real=study.items_per_rater, check_positions=frozenset(positions))
+    positions = random.Random(pseudonym).sample(range(n_real + n_checks), n_checks)
+    return QueuePlan(n_real=n_real, check_positions=frozenset(positions))
 
 
 @dataclass(frozen=True)

@@ -180,6 +180,10 @@ def verify(accepted_tokens: set[str]) -> dict:
 # --- the load generator (separate process, no Django) --------------------------------------
 
 
+class _ClosedBeforeReply(Exception):
+    """The connection was closed before a single byte of the reply arrived."""
+
+
 class Http11Pool:
     """A minimal keep-alive HTTP/1.1 client on asyncio streams, for the load generator only.
 
@@ -195,24 +199,36 @@ class Http11Pool:
 
     async def request(self, method: str, path: str, headers: dict, body: bytes = b""):
         async with self.slots:
-            if self.idle:
-                reader, writer = self.idle.pop()
-            else:
-                reader, writer = await asyncio.wait_for(
-                    asyncio.open_connection(self.host, self.port), self.timeout
-                )
+            reused = bool(self.idle)
             try:
-                status, data, keep = await asyncio.wait_for(
-                    self._exchange(reader, writer, method, path, headers, body), self.timeout
-                )
-            except BaseException:
-                writer.close()
-                raise
-            if keep:
-                self.idle.append((reader, writer))
-            else:  # e.g. gunicorn's sync workers close every connection
-                writer.close()
-            return status, data
+                return await self._request(method, path, headers, body)
+            except _ClosedBeforeReply:
+                if not reused:
+                    raise
+                # The server had closed this idle keep-alive connection (gunicorn's keepalive
+                # timeout) before the request reached it: send it again on a new connection,
+                # as browsers and HTTP libraries do. Nothing was processed.
+                return await self._request(method, path, headers, body, fresh=True)
+
+    async def _request(self, method, path, headers, body, fresh: bool = False):
+        if self.idle and not fresh:
+            reader, writer = self.idle.pop()
+        else:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(self.host, self.port), self.timeout
+            )
+        try:
+            status, data, keep = await asyncio.wait_for(
+                self._exchange(reader, writer, method, path, headers, body), self.timeout
+            )
+        except BaseException:
+            writer.close()
+            raise
+        if keep:
+            self.idle.append((reader, writer))
+        else:  # e.g. gunicorn's sync workers close every connection
+            writer.close()
+        return status, data
 
     async def _exchange(self, reader, writer, method, path, headers, body):
         lines = [f"{method} {path} HTTP/1.1", f"Host: {self.host}:{self.port}"]
@@ -220,7 +236,13 @@ class Http11Pool:
         if body or method == "POST":
             lines.append(f"Content-Length: {len(body)}")
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
-        status = int((await reader.readline()).split(b" ", 2)[1])
+        try:
+            status_line = await reader.readline()
+        except ConnectionError as exc:
+            raise _ClosedBeforeReply from exc
+        if not status_line:
+            raise _ClosedBeforeReply
+        status = int(status_line.split(b" ", 2)[1])
         length, keep = 0, True
         while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
             name, _, value = line.partition(b":")

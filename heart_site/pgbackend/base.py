@@ -61,6 +61,14 @@ class DatabaseWrapper(PostgresDatabaseWrapper):
 
     def init_connection_state(self) -> None:
         super().init_connection_state()
+        # Prepared statements (only prepared_cursor()'s) always run their generic plan: left
+        # to choose, PostgreSQL may keep planning one on every call, which is what preparing
+        # them saves. Each of them has one plan that suits every parameter (unique keys, one
+        # study's pairs in fill order), and DISCARD PLANS below keeps it fitted to the tables.
+        with self.connection.cursor() as cursor:
+            cursor.execute("SET plan_cache_mode = force_generic_plan")
+        if not self.get_autocommit():
+            self.connection.commit()
         self.plans_refresh_at = time.monotonic() + PLAN_REFRESH_SECONDS
 
     def is_usable(self) -> bool:
