@@ -347,7 +347,6 @@ def _render_item(
         "scale": SCALE_TEXT,
         "chosen": str(chosen) if chosen is not None else None,
         "rationale_max": str(study.rationale_max_chars),
-        "full_page": not request.htmx,
     }
     html = ITEM_FRAGMENT.render(context, request)
     if request.htmx:

@@ -193,6 +193,9 @@
       var button = event.target && event.target.tagName === "BUTTON";
       if (button) return;  // a focused button submits by itself
       event.preventDefault();
+      // htmx takes over swapped-in content only at its settle step (20 ms later): a fast Enter
+      // would otherwise submit the new form without htmx, as a whole-page POST.
+      if (window.htmx) window.htmx.process(form);
       if (typeof form.requestSubmit === "function") form.requestSubmit();
       else form.submit();
     }

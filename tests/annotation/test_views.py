@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 from django.urls import reverse
@@ -123,6 +125,34 @@ def test_a_missing_choice_or_required_rationale_stores_nothing(client):
     html = client.post(url, {"choice": "1"}, **HTMX).content.decode()
     assert "Please write a short reason" in html
     assert not Judgment.objects.exists()
+
+
+def test_the_next_item_can_be_submitted_without_htmx(client):
+    """The swapped-in form carries the CSRF field: the browser may submit it by itself (before
+    htmx takes over the new content, or without JavaScript) and the answer must still count."""
+    study = build_study(quality_check_rate=0)
+    rater = _enter(client, study)
+    client.handler.enforce_csrf_checks = True  # from here on, as a browser's requests
+    page = client.get(_url("item", study)).content.decode()
+    token = CSRF_FIELD.search(page).group(1)
+    first = _current(rater).token
+    fragment = client.post(
+        reverse("annotation:submit", args=[first]),
+        {"choice": "1", "csrfmiddlewaretoken": token},
+        **HTMX,
+    ).content.decode()
+    second = _current(rater).token
+    field = CSRF_FIELD.search(fragment)
+    assert field is not None
+    response = client.post(  # a plain form POST: no htmx header, no X-CSRFToken header
+        reverse("annotation:submit", args=[second]),
+        {"choice": "2", "csrfmiddlewaretoken": field.group(1)},
+    )
+    assert response.status_code == 302 and response.url == _url("item", study)
+    assert Judgment.objects.filter(rater=rater).count() == 2
+
+
+CSRF_FIELD = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 
 def test_a_replayed_post_stores_one_judgment(client):
