@@ -92,7 +92,8 @@ def _assignment_next(
     `state` is the rater's queue and `candidate` the pair a claim picked (and locked) when the
     caller has already read them: the submit statement does both.
     """
-    state = state or rater_queue_state(rater=rater)
+    if state is None:
+        state = rater_queue_state(rater=rater)
     if state.leased_id is not None:
         current = Assignment.objects.select_related(*ITEM_RELATED).get(pk=state.leased_id)
         current.rater = rater
@@ -361,7 +362,14 @@ def _lease_if_room(*, rater: Rater, pair_id: int, now: datetime, position: int):
     return assignment
 
 
-def _lease_pair(*, rater: Rater, now: datetime, position: int, may_wait: bool = True, candidate):
+def _lease_pair(
+    *,
+    rater: Rater,
+    now: datetime,
+    position: int,
+    may_wait: bool = True,
+    candidate: int | None | _Unread = UNREAD,
+):
     return _claim_pair(
         rater=rater, now=now, position=position, may_wait=may_wait, candidate=candidate
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 
 from django.db import connection, transaction
@@ -194,11 +195,25 @@ WITH claimed AS (
 ), inserted AS (
   INSERT INTO {judgment} {columns} SELECT {placeholders} WHERE EXISTS (SELECT 1 FROM counted)
   RETURNING id
-)
+){candidate_cte}
 SELECT (SELECT id FROM claimed), (SELECT id FROM inserted), queue.*{candidate_column}
 FROM ({queue}) queue
 """
-_CANDIDATE_CTE = ", candidate AS ({claim})\n"
+
+
+@functools.cache
+def _submit_sql(table: str, columns: str, placeholders: str, claim_next: bool, vendor: str) -> str:
+    """The submit statement, built once per shape (it is sent on every round trip)."""
+    return _SUBMIT_SQL.format(
+        assignment=Assignment._meta.db_table,
+        pair=Pair._meta.db_table,
+        judgment=table,
+        columns=columns,
+        placeholders=placeholders,
+        candidate_cte=f", candidate AS ({claim_candidate_sql()})" if claim_next else "",
+        candidate_column=", (SELECT id FROM candidate)" if claim_next else "",
+        queue=QUEUE_COUNTS_SQL.format(assignment=Assignment._meta.db_table),
+    )
 
 
 def _submit_in_one_statement(
@@ -215,19 +230,7 @@ def _submit_in_one_statement(
         rater=rater, assignment=assignment, choice=choice, axes=axes, rationale=rationale, now=now
     )
     table, columns, placeholders, values = insert_statement(judgment, typed=True)
-    sql = _SUBMIT_SQL.format(
-        assignment=Assignment._meta.db_table,
-        pair=Pair._meta.db_table,
-        judgment=table,
-        columns=columns,
-        placeholders=placeholders,
-        queue=QUEUE_COUNTS_SQL.format(assignment=Assignment._meta.db_table),
-        candidate_column=", (SELECT id FROM candidate)" if claim_next else "",
-    )
-    if claim_next:  # the claim goes in as one more CTE, after `inserted`
-        head, tail = sql.rsplit("\nSELECT (SELECT id FROM claimed)", 1)
-        claim = _CANDIDATE_CTE.format(claim=claim_candidate_sql())
-        sql = f"{head}{claim}SELECT (SELECT id FROM claimed){tail}"
+    sql = _submit_sql(table, columns, placeholders, claim_next, connection.vendor)
     status = Assignment.Status
     params = [
         status.SUBMITTED.value,

@@ -8,11 +8,11 @@ then is the full check run. A persistent connection to a restarted PostgreSQL is
 replaced before the request uses it, at the cost of one `select()` system call.
 
 `prepared_cursor()` gives the rater round trip's hand-written statements server-side binding
-and a prepared statement per connection (psycopg `prepare=True`): PostgreSQL plans each of
-them once per connection instead of on every call. Planning cost more than running them (the
-claim: 2.3 ms to plan, 2.2 ms to run). The ORM keeps Django's default client-side binding.
-Behind PgBouncer this needs session pooling, or transaction pooling with
-`max_prepared_statements` set (PgBouncer >= 1.21).
+and a prepared statement per connection (psycopg `prepare=True`) that runs its generic plan
+(`plan_cache_mode = force_generic_plan`, set per connection): PostgreSQL does not parse and plan
+them on every call. Parsing and planning had been most of PostgreSQL's time per round trip.
+The ORM keeps Django's default client-side binding and is never prepared. Behind PgBouncer
+this needs session pooling (the prepared statements and the setting belong to the session).
 
 Django connects with psycopg's `prepare_threshold=None`, which turns prepared statements off
 for the whole connection, an explicit `prepare=True` included. This backend connects with a
