@@ -1,4 +1,4 @@
-.PHONY: demo test setup lint bench
+.PHONY: demo test setup lint bench docs
 
 # One command from a fresh clone to a running platform (SQLite, eager Celery, demo study).
 demo:
@@ -17,3 +17,8 @@ lint:
 
 bench:
 	.venv/bin/python benchmarks/bench_bradley_terry.py
+
+# The documentation site (MkDocs, Material theme): every internal link and anchor checked.
+docs:
+	scripts/bootstrap.sh
+	.venv/bin/mkdocs build --strict
