@@ -38,7 +38,7 @@ def test_each_pair_is_judged_in_both_orders_and_stored_in_canonical_orientation(
     assert one.winner == {"a": "b", "b": "a"}[as_shown]  # shown first was completion_b
     assert one.judge_kind == "llm" and one.strength_max == 5 and 1 <= one.strength <= 5
     assert one.raw_output and len(one.prompt_hash) == 64
-    assert one.metadata["template"] == "heart-judge-v1" and one.rationale
+    assert one.metadata["template"] == "heart-judge-v2" and one.rationale
 
 
 def test_a_judge_skips_pairs_with_its_own_family_and_the_plan_counts_them(fake_llm):
