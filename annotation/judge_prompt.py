@@ -198,13 +198,17 @@ def _escape(char: str) -> str:
 
 def material_json(turns: list[dict[str, str]], first: str, second: str) -> str:
     """The JSON object the judge reads: the conversation and the replies as JSON strings."""
-    conversation = [
-        {"speaker": t.get("speaker") or "seeker", "text": t.get("text", "")} for t in turns
-    ]
-    dumped = json.dumps(
-        {"conversation": conversation, "response_a": first, "response_b": second},
-        ensure_ascii=False,
-        indent=1,
+
+    def dump(value: object) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    conversation = ",\n".join(
+        "  " + dump({"speaker": t.get("speaker") or "seeker", "text": t.get("text", "")})
+        for t in turns
+    )
+    dumped = (  # one turn a line: valid JSON, easy to read
+        f'{{"conversation": [\n{conversation}\n ],\n'
+        f' "response_a": {dump(first)},\n "response_b": {dump(second)}}}'
     )
     # json.dumps already escaped quotes, backslashes and C0 controls; the structural characters
     # it wrote are all plain ASCII, so escaping the rest char by char only touches strings.
