@@ -2,9 +2,10 @@
 
 An LLM rewrites only the seeker turns of a source context under one of four escalation
 profiles. Everything here is pure (no database): the profiles and their target hostility per
-seeker turn, the versioned prompt, the strict reply schema, the stratified choice of source
-contexts, and the acceptance rules. ``completions.services_adversarial`` stores accepted
-variants as new contexts.
+seeker turn, the versioned prompt, the strict reply schema made for each source (it states
+every acceptance rule a schema can: a reply that conforms is accepted, see ``rewrite_parse``),
+the stratified choice of source contexts, and the acceptance rules themselves.
+``completions.services_adversarial`` stores accepted variants as new contexts.
 """
 
 from __future__ import annotations
