@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks.bench_export import bench_database_url  # noqa: E402
 
-BENCH_DB = "heart_bench_llm"
+BENCH_DB = "heart_bench_llm" + os.environ.get("BENCH_DB_SUFFIX", "")
 SYSTEMS = 5  # 10 pairs per context
 
 
@@ -246,6 +246,7 @@ def _spread(label: str, values: list[float]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=10_000)
+    parser.add_argument("--server-port", type=int, default=0, help="fake server port (0: any)")
     parser.add_argument("--delay-ms", type=float, default=300)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--completions", type=int, default=1000)
@@ -268,7 +269,7 @@ def main() -> None:
     os.environ["DATABASE_URL"] = bench_database_url(base_url, name=BENCH_DB)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heart_site.settings")
     use_worker = bool(os.environ.get("REDIS_URL"))
-    port = free_port()
+    port = args.server_port or free_port()
     server_url = f"http://127.0.0.1:{port}"
     procs = [
         subprocess.Popen(

@@ -73,7 +73,8 @@ def render(study: Study, *, generated_at: str) -> str:
         "| completions.jsonl | final supporter turns (completions format; text null = unknown) |",
         "| judgments.jsonl | every verdict (judgments format; raters as pseudonyms) |",
         "| llm_judgments.jsonl | LLM judges' prompt hashes and raw replies |",
-        "| llm_prompts.json | judge template and supporter prompts (versions), LLM runs |",
+        "| llm_prompts.json | judge templates (current; each one the verdicts used), supporter "
+        "prompts (versions), LLM runs |",
         "| rubric.json | the HEART rubric (paper Table 2) and the strategy taxonomy |",
         "| study.json | the study's settings |",
         "| leaderboard.json, agreement.json | the results as the platform computed them |",

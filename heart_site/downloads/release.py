@@ -106,17 +106,24 @@ def llm_judge_rows(study: Study) -> Iterator[dict[str, Any]]:
 def llm_prompts(study: Study) -> dict[str, Any]:
     """The prompts and their versions: the judge template, the study's supporter prompts, and
     every LLM run with its endpoints (provider, model, family; never a key)."""
-    from annotation import llm_judge
+    from annotation import judge_prompt
     from completions.llm.models import Run
     from completions.models import SupporterPrompt
 
+    def template(version: str) -> dict[str, str]:
+        t = judge_prompt.TEMPLATES[version]
+        return {"version": t.version, "system": t.system, "user": t.user, "sha256": t.sha256}
+
+    # Each template the study's verdicts were made with (they store its version), readable.
+    used = set(
+        Judgment.objects.filter(study=study, judge_kind=JudgeKind.LLM)
+        .values_list("metadata__template", flat=True)
+        .distinct()
+    )
     runs = Run.objects.filter(study=study).prefetch_related("endpoints").order_by("id")
     return {
-        "judge_template": {
-            "version": llm_judge.TEMPLATE_VERSION,
-            "system": llm_judge.SYSTEM_TEMPLATE,
-            "user": llm_judge.USER_TEMPLATE,
-        },
+        "judge_template": template(judge_prompt.CURRENT.version),
+        "judge_templates_used": [template(v) for v in sorted(used) if v in judge_prompt.TEMPLATES],
         "supporter_prompts": list(
             SupporterPrompt.objects.filter(study=study)
             .order_by("version")

@@ -232,7 +232,8 @@ def test_the_release_bundle_recomputes_the_same_elo_in_a_fresh_process(admin_cli
     datasheet = (folder / "DATASHEET.md").read_text()
     assert "excluded by a study admin" in datasheet and "LLM judge `llm-0`" in datasheet
     prompts = json.loads((folder / "llm_prompts.json").read_text())
-    assert prompts["judge_template"]["version"] == "heart-judge-v1"
+    assert prompts["judge_template"]["version"] == "heart-judge-v2"
+    assert len(prompts["judge_template"]["sha256"]) == 64
     # sha256sum agrees with the listing; the script, alone in a fresh interpreter, recomputes.
     assert subprocess.run(["sha256sum", "-c", "--quiet", "SHA256SUMS"], cwd=folder).returncode == 0
     done = subprocess.run(

@@ -8,7 +8,9 @@ Options: ``ttft=MS`` delay before the first content token; ``chunk_ms=MS`` delay
 chunks; ``status=CODE[*N]`` answer with that HTTP error; ``retry_after=S`` header on 429/503;
 ``bad=http|content|schema[*N]`` undecodable event data, a reply that is not JSON, or JSON that
 breaks the requested schema; ``hang[*N]`` never answer; ``drop=K[*N]`` cut the connection after
-K content chunks; ``bias=X`` the judge's pull towards the first-shown reply (default 0.15).
+K content chunks; ``bias=X`` the judge's pull towards the first-shown reply (default 0.15);
+``draw`` answers a structured request with any object its JSON schema allows, drawn from the
+schema in the request (see ``schema_draw``), instead of the built-in plausible replies.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class Behaviour:
     bad: Misbehaviour | None = None
     hang: Misbehaviour | None = None
     drop: Misbehaviour | None = None
+    draw: bool = False
 
 
 def _misbehaviour(raw: str) -> Misbehaviour:
@@ -58,6 +61,8 @@ def parse(model: str, header: str | None = None) -> Behaviour:
             behaviour.bias = float(value)
         elif name in ("status", "bad", "drop"):
             setattr(behaviour, name, _misbehaviour(value))
+        elif name == "draw":
+            behaviour.draw = True
         elif name.startswith("hang"):
             behaviour.hang = _misbehaviour(name.removeprefix("hang") or "")
     return behaviour
