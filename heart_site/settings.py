@@ -12,13 +12,18 @@ import environ
 from celery.schedules import crontab
 from django.utils.csp import CSP
 
+from .deploy import secret_key
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 
 DEBUG = env.bool("DEBUG", default=False)
-# The default key is for the embedded demo and tests only: `check --deploy` flags it (W009) and
-# docker-compose refuses to start without SECRET_KEY.
-SECRET_KEY = env.str("SECRET_KEY", default="django-insecure-heart-studio-embedded-default")
+SECRET_KEY = secret_key(
+    env.str("SECRET_KEY", default=""),
+    debug=DEBUG,
+    embedded=not env.str("DATABASE_URL", default=""),
+    folder=BASE_DIR,
+)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -161,6 +166,9 @@ STORAGES = {
 
 # Security: strict unless DEBUG. Behind a TLS-terminating proxy set SECURE_PROXY_SSL_HEADER.
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+# The health check of docker compose (and of most load balancers) calls plain HTTP inside the
+# network: it must reach the database check, not a redirect to HTTPS.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
@@ -290,4 +298,7 @@ LOGGING = {
 }
 
 # Pseudonyms in exports are keyed HMACs of the rater's id: stable per deployment, not reversible.
-PSEUDONYM_KEY = env.str("PSEUDONYM_KEY", default=SECRET_KEY)
+# A deployment sets its own (`check --deploy` fails without it: heart_site/deploy.py); the demo
+# and the tests fall back to SECRET_KEY.
+PSEUDONYM_KEY_SET = bool(env.str("PSEUDONYM_KEY", default=""))
+PSEUDONYM_KEY = env.str("PSEUDONYM_KEY", default="") or SECRET_KEY
