@@ -19,6 +19,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 INSECURE_DEFAULT = "django-insecure-heart-studio-embedded-default"
 KEY_FILE = ".secret_key"
+MAKE_KEY = "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
 
 
 def secret_key(value: str, *, debug: bool, embedded: bool, folder: Path) -> str:
@@ -30,12 +31,12 @@ def secret_key(value: str, *, debug: bool, embedded: bool, folder: Path) -> str:
     if value:
         raise ImproperlyConfigured(
             "SECRET_KEY is the insecure demo key and DEBUG is off: set SECRET_KEY to a long "
-            "random value of your own (python -c 'import secrets; print(secrets.token_urlsafe(50))')."
+            f"random value of your own ({MAKE_KEY})."
         )
     if not embedded:
         raise ImproperlyConfigured(
             "SECRET_KEY is not set and DEBUG is off: set SECRET_KEY to a long random value "
-            "(python -c 'import secrets; print(secrets.token_urlsafe(50))')."
+            f"({MAKE_KEY})."
         )
     return _checkout_key(folder / KEY_FILE)
 
