@@ -6,6 +6,7 @@ With DATABASE_URL and REDIS_URL: PostgreSQL through psycopg 3 and a Redis broker
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -40,6 +41,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "axes",  # one lockout for every login form (heart_site/login_throttle.py)
     "completions",
     "completions.writing",
     "completions.llm",  # app label "llm": endpoints, call cache, runs and units
@@ -64,6 +66,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last: turns a login refused by the lockout into the "too many attempts" page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "heart_site.urls"
@@ -137,8 +141,25 @@ RATELIMIT_FAIL_OPEN = True
 RATELIMIT_IP_META_KEY = env.str("RATELIMIT_IP_META_KEY", default="") or None
 RATER_CREATE_RATE = env.str("RATER_CREATE_RATE", default="30/h")  # new raters per client
 RATER_ENTRY_RATE = env.str("RATER_ENTRY_RATE", default="120/m")  # entry-link visits per client
-LOGIN_RATE_PER_CLIENT = env.str("LOGIN_RATE_PER_CLIENT", default="10/5m")  # failed-or-not posts
-LOGIN_RATE_PER_USERNAME = env.str("LOGIN_RATE_PER_USERNAME", default="10/15m")
+
+# Logins: every password check (Django admin, labellers' login, any login form to come) goes
+# through django-axes first (an authentication backend), so one lockout covers them all. After
+# LOGIN_FAILURE_LIMIT failures from one client address, or for one username from anywhere, that
+# address or username is locked out of every login form for LOGIN_LOCKOUT_MINUTES (each further
+# try during a lockout restarts it). The right password does not help meanwhile. Attempts are
+# kept in the database (they hold with Redis down); `manage.py axes_reset` lifts lockouts.
+AUTHENTICATION_BACKENDS = [
+    "heart_site.login_throttle.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]  # each counted on its own
+AXES_CLIENT_IP_CALLABLE = "heart_site.login_throttle.client_address"
+AXES_USERNAME_CALLABLE = "heart_site.login_throttle.username_of"
+AXES_LOCKOUT_CALLABLE = "heart_site.login_throttle.lockout_response"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

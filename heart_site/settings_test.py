@@ -35,5 +35,4 @@ WHITENOISE_USE_FINDERS = True
 # tests/annotation/test_abuse.py with their own small rates.
 RATER_CREATE_RATE = "100000/m"
 RATER_ENTRY_RATE = "100000/m"
-LOGIN_RATE_PER_CLIENT = "100000/m"
-LOGIN_RATE_PER_USERNAME = "100000/m"
+AXES_FAILURE_LIMIT = 100000  # tests/heart_site/test_logins.py sets its own
