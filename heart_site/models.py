@@ -11,15 +11,16 @@ from completions.models import Study
 class DeferredTask(models.Model):
     """A Celery task that could not be queued (broker unreachable): sent again by beat.
 
-    `heart_site.enqueue.enqueue` writes it when publishing fails, so a click on "refit now"
-    while Redis is down is not lost; `heart_site.tasks.deferred_tasks_send` (every minute)
-    publishes the waiting rows once the broker answers. Tasks are idempotent by convention
-    (CONVENTIONS.md), so a row sent twice after a crash mid-send does no harm.
+    `heart_site.enqueue.enqueue` (the outbox) writes it when publishing fails, so an upload, a
+    run launch or a refit while Redis is down is not lost; `heart_site.tasks.deferred_tasks_send`
+    (beat, every minute) publishes the waiting rows once the broker answers. Tasks are
+    idempotent by convention (CONVENTIONS.md), so a row sent twice after a crash does no harm.
     """
 
     name = models.CharField(max_length=200)
     args = models.JSONField(default=list)
     kwargs = models.JSONField(default=dict)
+    queue = models.CharField(max_length=100, blank=True, help_text="Empty: the task's route.")
     created_at = models.DateTimeField(auto_now_add=True)
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.CharField(max_length=500, blank=True)
@@ -70,6 +71,8 @@ class ImportJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Renewed while a worker runs the import; once it lapses the job is redone (heart_site.jobs).
+    lease_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["study", "-created_at"], name="importjob_study_recent")]

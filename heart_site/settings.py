@@ -274,11 +274,24 @@ CELERY_TASK_ROUTES = {
     "annotation.tasks.llm_*": {"queue": "llm"},
     "ranking.tasks.*": {"queue": "refit"},
 }
-# Publishing fails fast when the broker is unreachable (heart_site.enqueue then keeps the task
-# in the database and beat sends it once the broker is back).
-CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2}
+# Publishing fails fast when the broker is unreachable (heart_site.enqueue, the outbox, then
+# keeps the task in the database and beat sends it once the broker is back).
+# Tasks are acknowledged when they end (acks_late): a message taken by a worker that dies is
+# delivered again once the visibility timeout has passed. It must outlast the longest task
+# (the 30-minute time limit; an LLM executor hands over to a fresh task every 20 minutes), or
+# a task still running would be delivered twice. Imports and refits do not wait for it: their
+# lease lapses within a minute of the worker's death and beat queues them again (JOB_LEASE_*).
+BROKER_VISIBILITY_TIMEOUT = env.int("CELERY_VISIBILITY_TIMEOUT", default=35 * 60)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "socket_connect_timeout": 2,
+    "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
+}
+# An import or refit renews its lease every third of this while it runs; a lapsed lease means
+# its worker died, and the job is queued again (by beat, every minute, and at worker start).
+JOB_LEASE_SECONDS = env.float("JOB_LEASE_SECONDS", default=60.0)
 CELERY_BEAT_SCHEDULE = {
     "deferred-tasks": {"task": "heart_site.tasks.deferred_tasks_send", "schedule": 60.0},
+    "jobs-resume-stalled": {"task": "heart_site.tasks.jobs_resume_stalled", "schedule": 60.0},
     "nightly-refit": {
         "task": "ranking.tasks.refit_all_studies",
         "schedule": crontab(hour=env.int("REFIT_HOUR_UTC", default=3), minute=0),
