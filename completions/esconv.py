@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .importers import ImportFileError, check_text
+
 MIN_TURNS = 5
 MIN_HISTORY = 3
 MIN_WORDS = 6
@@ -227,7 +229,11 @@ class ScreenReport:
 def load_esconv(path: str | Path) -> list[dict[str, Any]]:
     """Read an ESConv JSON file; a truncated or malformed file raises EsconvFormatError."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
+        check_text(text)
+        data = json.loads(text)
+    except ImportFileError as exc:
+        raise EsconvFormatError(f"{path}: {exc}") from exc
     except json.JSONDecodeError as exc:
         raise EsconvFormatError(
             f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "

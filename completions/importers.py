@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,12 +29,55 @@ class ImportFileError(ValueError):
     """A file that cannot be imported; the message names the line."""
 
 
+# Text that cannot hurt: every reader checks each line (or a whole JSON document) here before
+# parsing it. PostgreSQL cannot store NUL (U+0000) in text, and a JSON value nested thousands
+# deep would exhaust the parser's stack; both are refused with the line number.
+MAX_DEPTH = 64
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
+_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def check_text(text: str, first_line: int = 1) -> None:
+    """Refuse NUL characters and JSON nested deeper than MAX_DEPTH, naming the line."""
+    if "\x00" in text or ("\\u0000" in text and _ESCAPED_NUL.search(text)):
+        offset = text.find("\x00")
+        offset = offset if offset >= 0 else _ESCAPED_NUL.search(text).start()
+        raise ImportFileError(
+            f"line {first_line + text.count(chr(10), 0, offset)}: contains a NUL character "
+            "(U+0000), which text cannot hold; remove it"
+        )
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        offset = _too_deep_at(text)
+        if offset is not None:
+            raise ImportFileError(
+                f"line {first_line + text.count(chr(10), 0, offset)}: nested too deep "
+                f"(more than {MAX_DEPTH} levels of lists and objects)"
+            )
+
+
+def _too_deep_at(text: str) -> int | None:
+    """Where the nesting of lists and objects outside strings first passes MAX_DEPTH."""
+    depth = 0
+    for match in _BRACKET.finditer(_STRING.sub(_blank, text)):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > MAX_DEPTH:
+            return match.start()
+    return None
+
+
+def _blank(match: re.Match) -> str:
+    """A string's span kept (offsets stay right) without its brackets."""
+    return " " * len(match.group())
+
+
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line; bad JSON raises with the line number."""
     with open(path, encoding="utf-8") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
+            check_text(line, number)
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
@@ -101,6 +145,7 @@ def read_jsonl_model(path: str | Path, model: type[ContractModel]) -> list:
             for number, line in enumerate(fh, start=1):
                 if not line.strip():
                     continue
+                check_text(line, number)
                 try:
                     record = model.model_validate_json(line)
                 except ValidationError:

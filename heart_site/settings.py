@@ -59,6 +59,8 @@ MIDDLEWARE = [
     # After whitenoise (static files keep their long cache): no-store, Permissions-Policy and
     # the friendly error pages on everything the views answer.
     "heart_site.middleware.SafeResponseMiddleware",
+    # NUL characters and oversized JSON bodies refused with a clear 400 before any view.
+    "heart_site.text_guard.TextGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -80,13 +80,19 @@ class ImportCreate(StudyAdminApi):
                     for block in data["file"].chunks():
                         fh.write(block)
                 report = _run(study, data["kind"], path, data["format"], mapping)
-        except (ImportFileError, EsconvFormatError) as exc:
-            return Response(
-                {"detail": f"import refused, nothing changed: {exc}"},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
+        except (ImportFileError, EsconvFormatError, ValueError, UnicodeDecodeError) as exc:
+            return _refused(exc)
+        except RecursionError:
+            return _refused("the file is nested too deep to read")
         body = {"kind": data["kind"], "report": dict(vars(report)), "lines": report.lines()}
         return Response(body, status=status.HTTP_201_CREATED)
+
+
+def _refused(reason) -> Response:
+    return Response(
+        {"detail": f"import refused, nothing changed: {reason}"},
+        status=status.HTTP_400_BAD_REQUEST,
+    )
 
 
 def _run(study, kind: str, path: Path, fmt: str, mapping: dict):
