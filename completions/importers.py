@@ -132,16 +132,22 @@ def no_cyclic_gc() -> Iterator[None]:
 
 
 def read_jsonl_model(path: str | Path, model: type[ContractModel]) -> list:
-    """Every line of a JSON Lines file validated by a format model.
+    """Every line of a JSON Lines file validated by a format model (see `iter_jsonl_model`)."""
+    with no_cyclic_gc():
+        return list(iter_jsonl_model(path, model))
+
+
+def iter_jsonl_model(path: str | Path, model: type[ContractModel]) -> Iterator:
+    """The lines of a JSON Lines file validated by a format model, one at a time, read from
+    disk as they are needed (a large file is never held in memory whole).
 
     A good line is parsed and validated in one step by pydantic-core (no Python dict first:
     about a third faster; validating the whole file as one JSON array measured no faster);
     a bad one goes through json.loads and `parse_line` again so that its message is the usual
     "line N: reason".
     """
-    records = []
     try:
-        with no_cyclic_gc(), open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8") as fh:
             for number, line in enumerate(fh, start=1):
                 if not line.strip():
                     continue
@@ -149,12 +155,11 @@ def read_jsonl_model(path: str | Path, model: type[ContractModel]) -> list:
                 try:
                     record = model.model_validate_json(line)
                 except ValidationError:
-                    records += read_records(iter([(number, _decode(line, number))]), _parser(model))
+                    yield from read_records(iter([(number, _decode(line, number))]), _parser(model))
                     continue
-                records.append(record.at_line(number))
+                yield record.at_line(number)
     except UnicodeDecodeError as exc:
         raise ImportFileError(f"{path}: not UTF-8 text ({exc.reason})") from exc
-    return records
 
 
 def _decode(line: str, number: int) -> dict[str, Any]:
