@@ -158,7 +158,7 @@ def iter_judgments(path: str | Path) -> Iterator[JudgmentFormat]:
 
 # Lines imported at a time: the ids the import looks up (contexts, systems, completions, pairs,
 # judgments already stored) stay for the whole file; the records themselves only per chunk.
-CHUNK = 50_000
+CHUNK = 10_000
 
 
 @dataclass
