@@ -33,7 +33,11 @@ def _deferred_model():
 
 
 def enqueue(name: str, *args: Any, queue: str | None = None) -> bool:
-    """Publish the task called `name` now (True), or keep it for beat to send later (False)."""
+    """Publish the task called `name` now (True), or keep it for beat to send later (False).
+
+    (A task object is taken for its name, for callers written before tasks went by name.)
+    """
+    name = getattr(name, "name", name)
     app = current_app
     if app.conf.task_always_eager:  # in-process: the task's own errors must show
         if name not in app.tasks:  # no code imported its module: import them all, as a worker
