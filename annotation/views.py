@@ -39,6 +39,8 @@ from .models import Assignment, Rater
 from .quality import rubric_rows
 from .selectors import item_view, quality_item_count, queue_plan, rater_queue_state
 from .services import (
+    LEASE_RAN_OUT,
+    PAIR_FULL,
     SCALE,
     AssignmentNotFound,
     ProlificMismatch,
@@ -54,10 +56,17 @@ from .services import (
 # An admin's exclusion decision: exclude, include, or follow the automatic flag again.
 EXCLUSION_ACTIONS = {"exclude": True, "include": False, "auto": None}
 SCALE_TEXT = [(str(value), label) for value, label in SCALE.items()]
-REFUSED_NOTICE = (
-    "Your previous answer arrived after the item had timed out and been completed "
-    "by others, so it was not needed. Thank you; here is your next item."
-)
+# A refused answer says why it was refused (annotation.services.common: the refusals).
+REFUSED_NOTICES = {
+    LEASE_RAN_OUT: (
+        "Your previous answer arrived after that item's reservation had run out, and other "
+        "raters completed it meanwhile, so it was not needed. Thank you; here is your next item."
+    ),
+    PAIR_FULL: (
+        "Your previous answer was not needed: that item already had all the answers it needs. "
+        "Thank you; here is your next item."
+    ),
+}
 ALREADY_NOTICE = (
     "That item had already been answered (perhaps in another tab, or from an older page); "
     "your first answer is the one kept. Here is your next item."
@@ -242,7 +251,10 @@ def submit(request: HttpRequest, token: str) -> HttpResponse:
         )
     except AssignmentNotFound as exc:
         raise Http404("No such item.") from exc
-    notice = REFUSED_NOTICE if result.refused else ("" if result.created else ALREADY_NOTICE)
+    notice = (
+        REFUSED_NOTICES.get(result.refusal, REFUSED_NOTICES[PAIR_FULL]) if result.refused else ""
+    )
+    notice = notice or ("" if result.created else ALREADY_NOTICE)
     if not request.htmx:
         if notice:
             messages.info(request, notice)

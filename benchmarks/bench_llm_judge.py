@@ -124,14 +124,14 @@ def execute(run, use_worker: bool) -> float:
     from completions.llm import services
     from completions.llm.executor import run_execute
     from completions.llm.models import RunStatus
-    from completions.llm.tasks import llm_run_execute
+    from heart_site.enqueue import enqueue
 
     services.run_start(run=run, dispatch=False)
     cpu_before = cpu_seconds(WORKER_PGID[0]) if WORKER_PGID else 0.0
     started = time.perf_counter()
     if use_worker:
         for _ in range(int(os.environ["LLM_EXECUTORS_PER_RUN"])):
-            llm_run_execute.delay(run.pk)
+            enqueue(services.RUN_TASK, run.pk)
         while True:
             run.refresh_from_db(fields=["status"])
             if run.status != RunStatus.RUNNING:
@@ -268,6 +268,7 @@ def main() -> None:
     base_url = os.environ.get("DATABASE_URL")
     os.environ["DATABASE_URL"] = bench_database_url(base_url, name=BENCH_DB)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heart_site.settings")
+    os.environ.setdefault("SECRET_KEY", "benchmark-only-key-not-secret-0123456789abcdef")
     use_worker = bool(os.environ.get("REDIS_URL"))
     port = args.server_port or free_port()
     server_url = f"http://127.0.0.1:{port}"

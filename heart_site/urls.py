@@ -3,7 +3,6 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from .admin_login import throttled_admin_login
 from .health import healthz
 from .studio import views as studio_views
 
@@ -19,8 +18,6 @@ admin.site.site_url = "/"
 admin.site.site_header = "HEART studio administration"
 
 urlpatterns = [
-    # Before admin.site.urls, so this throttled view answers the login address.
-    path("admin/login/", throttled_admin_login, name="admin_login_throttled"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("", studio_views.home, name="home"),

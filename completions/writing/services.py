@@ -264,6 +264,15 @@ def _claim(*, writer: Writer, now: datetime, ws: WritingSettings) -> Writing | N
     return None
 
 
+# A writer's text longer than this is refused whole (never stored, never sent back): no reply
+# of 1-3 sentences comes near it, so only a script or a paste of something else does.
+DRAFT_MAX_CHARS = 20_000
+
+
+def too_long_message(text: str, limit: int) -> str:
+    return f"Your reply is {len(text):,} characters long; the limit is {limit:,}. It was not saved."
+
+
 @transaction.atomic
 def writing_draft_save(*, writing: Writing, text: str, now: datetime | None = None) -> bool:
     """Store the draft text and renew the lease; False when the draft is no longer open."""
@@ -272,11 +281,15 @@ def writing_draft_save(*, writing: Writing, text: str, now: datetime | None = No
     if writing.status != Writing.Status.DRAFT:
         return False
     if writing.lease_expires_at <= now and not _lease_renew(writing=writing, now=now):
-        Writing.objects.filter(pk=writing.pk).update(text=text[:20000], draft_saved_at=now)
+        Writing.objects.filter(pk=writing.pk).update(
+            text=text[:DRAFT_MAX_CHARS], draft_saved_at=now
+        )
         return False
     lease = writing_settings(writing.writer.study).lease_seconds
     Writing.objects.filter(pk=writing.pk).update(
-        text=text[:20000], draft_saved_at=now, lease_expires_at=now + timedelta(seconds=lease)
+        text=text[:DRAFT_MAX_CHARS],
+        draft_saved_at=now,
+        lease_expires_at=now + timedelta(seconds=lease),
     )
     return True
 

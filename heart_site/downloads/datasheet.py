@@ -48,7 +48,7 @@ def _judges(study: Study) -> list[str]:
     return lines
 
 
-def render(study: Study, *, generated_at: str) -> str:
+def render(study: Study, *, generated_at: str, screen=None) -> str:
     judgments = Judgment.objects.filter(study=study)
     counts = judgments.aggregate(
         human=Count("id", filter=Q(judge_kind="human")),
@@ -114,5 +114,29 @@ def render(study: Study, *, generated_at: str) -> str:
         "",
         *_exclusions(study),
         "",
+        "## Personal data",
+        "",
+        *_screen_lines(screen),
+        "",
     ]
     return "\n".join(lines)
+
+
+def _screen_lines(screen) -> list[str]:
+    """What the personal-data screen looked at and what it held (heart_site/downloads/screening)."""
+    if screen is None:
+        return ["Writer texts and rater rationales were not screened for this file."]
+    held = screen.decisions
+    return [
+        f"Screened before this release: {screen.writer_texts} writer text(s) and "
+        f"{screen.rationales} rater rationale(s), for e-mail addresses, phone numbers, web "
+        "addresses and street addresses (the same screen as the contexts at import).",
+        "",
+        f"- flagged and held: {screen.held}",
+        f"- released by a study admin after review: {held.get('release', 0)}",
+        f"- kept out by a study admin: {held.get('keep_out', 0)}",
+        f"- waiting for review, kept out of this bundle: {held.get('pending', 0)}",
+        "",
+        "A text kept out is null in completions.jsonl (with `withheld: true`) and in "
+        "judgments.jsonl (`completion_a`, `completion_b` or `rationale`); its judgments stay.",
+    ]

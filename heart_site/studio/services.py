@@ -6,6 +6,7 @@ annotation.judgment_io): the same all-or-nothing, idempotent imports as the comm
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,12 @@ from completions.esconv import EsconvFormatError
 from completions.importers import ImportFileError
 from completions.models import Study, StudyStatus
 from completions.services import completions_import, contexts_import, esconv_import
+from heart_site.enqueue import enqueue
+from heart_site.jobs import failure_reason, job_claim, jobs_stalled, lease_kept
 from heart_site.models import ImportJob, ImportKind, ImportStatus
+
+logger = logging.getLogger(__name__)
+IMPORT_TASK = "heart_site.tasks.import_job_run_task"
 
 # What a refused import raises; anything else is a bug and propagates.
 REFUSED = (ImportFileError, EsconvFormatError, ValueError, OSError, UnicodeDecodeError)
@@ -57,9 +63,11 @@ def rater_exclusion_set(*, rater: Rater, override: bool | None, by, reason: str 
 
 @transaction.atomic
 def import_job_create(*, study: Study, kind: str, upload, user) -> ImportJob:
-    """Store an uploaded file and queue its import (runs at once in eager mode)."""
-    from heart_site.tasks import import_job_run_task
+    """Store an uploaded file and queue its import (runs at once in eager mode).
 
+    With the broker down the upload is kept all the same: the outbox holds the task until
+    beat can send it.
+    """
     job = ImportJob.objects.create(
         study=study,
         kind=kind,
@@ -69,19 +77,20 @@ def import_job_create(*, study: Study, kind: str, upload, user) -> ImportJob:
         created_by=user,
         stage="waiting for a worker",
     )
-    transaction.on_commit(lambda: import_job_run_task.delay(job.pk))
+    transaction.on_commit(lambda: enqueue(IMPORT_TASK, job.pk))
     return job
 
 
 def import_job_run(*, job_id: int) -> ImportJob | None:
-    """Run one queued import; safe to call twice (only the call that claims the job runs it)."""
-    claimed = ImportJob.objects.filter(pk=job_id, status=ImportStatus.QUEUED).update(
-        status=ImportStatus.RUNNING, started_at=timezone.now(), stage="reading and checking"
-    )
-    if claimed != 1:
+    """Run one queued import; safe to call twice (only the call that claims the job runs it).
+
+    A refused file fails the job with its "line N: reason"; anything else that goes wrong
+    fails it too, with the reason on the page, instead of leaving it running for ever.
+    """
+    if not job_claim(ImportJob, job_id, stage="reading and checking"):
         return None
     job = ImportJob.objects.select_related("study").get(pk=job_id)
-    with tempfile.TemporaryDirectory() as folder:
+    with lease_kept(ImportJob, job_id), tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / (job.filename or "upload")
         path.write_bytes(bytes(job.data))
         try:
@@ -90,7 +99,21 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
             return _finish(
                 job, ImportStatus.FAILED, error=f"import refused, nothing changed: {exc}"
             )
+        except Exception as exc:  # a bug or a fault: say so on the page, keep the traceback
+            logger.exception("import job %s failed", job_id)
+            reason = failure_reason(exc)
+            return _finish(
+                job, ImportStatus.FAILED, error=f"import failed, nothing changed: {reason}"
+            )
     return _finish(job, ImportStatus.DONE, report=report.lines() or ["nothing to do"])
+
+
+def import_jobs_resume() -> list[int]:
+    """Queue again the imports whose worker died mid-run (their lease ran out)."""
+    ids = list(jobs_stalled(ImportJob).values_list("pk", flat=True))
+    for job_id in ids:
+        enqueue(IMPORT_TASK, job_id)
+    return ids
 
 
 def _finish(job: ImportJob, status: str, *, report=None, error: str = "") -> ImportJob:
