@@ -19,6 +19,9 @@ def new_completion_code() -> str:
 
 
 class StudyStatus(models.TextChoices):
+    # Draft: being set up (writers may write when writing is on); raters are not let in until
+    # the study has pairs and is opened.
+    DRAFT = "draft"
     OPEN = "open"
     PAUSED = "paused"
     CLOSED = "closed"
@@ -35,8 +38,9 @@ class Study(models.Model):
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
-    # Open: raters and writers work. Paused: no new work (see pause_lets_finish). Closed: nothing.
-    status = models.CharField(max_length=8, choices=StudyStatus.choices, default=StudyStatus.OPEN)
+    # Draft: writers only (a new study; it opens once it has pairs). Open: raters and writers
+    # work. Paused: no new work (see pause_lets_finish). Closed: nothing.
+    status = models.CharField(max_length=8, choices=StudyStatus.choices, default=StudyStatus.DRAFT)
     pause_lets_finish = models.BooleanField(
         default=True, help_text="While paused, a rater holding an item may still submit it."
     )
@@ -129,7 +133,13 @@ class Study(models.Model):
 
     @property
     def is_open(self) -> bool:
+        """Open to raters (new items are handed out)."""
         return self.status == StudyStatus.OPEN
+
+    @property
+    def accepts_writers(self) -> bool:
+        """Writers write while a study is set up (draft) and while it is open."""
+        return self.status in (StudyStatus.DRAFT, StudyStatus.OPEN)
 
 
 class EscalationProfile(models.TextChoices):

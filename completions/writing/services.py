@@ -194,7 +194,8 @@ def writing_next(*, writer: Writer, now: datetime | None = None) -> Writing | No
             return current
         study = writer.study
         ws = writing_settings(study)
-        if not (study.is_open and ws.enabled) or not writer_quota_left(writer=writer, ws=ws):
+        open_to_writers = study.accepts_writers and ws.enabled
+        if not open_to_writers or not writer_quota_left(writer=writer, ws=ws):
             return None
         return _claim(writer=writer, now=now, ws=ws)
 
