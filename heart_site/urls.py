@@ -23,6 +23,7 @@ urlpatterns = [
     path("admin/login/", throttled_admin_login, name="admin_login_throttled"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("formats/<str:kind>.schema.json", studio_views.format_schema, name="format_schema"),
     path("", studio_views.home, name="home"),
     path("", include("annotation.urls")),
     path("", include("completions.writing.urls")),

@@ -16,6 +16,7 @@ from annotation.judgment_sources import SOURCE_FORMATS, parse_mapping
 from completions.esconv import EsconvFormatError
 from completions.importers import ImportFileError
 from completions.services import completions_import, contexts_import
+from heart_site.studio.services import without_server_paths
 
 from .base import StudyAdminApi
 
@@ -79,7 +80,11 @@ class ImportCreate(StudyAdminApi):
                 with open(path, "wb") as fh:
                     for block in data["file"].chunks():
                         fh.write(block)
-                report = _run(study, data["kind"], path, data["format"], mapping)
+                try:
+                    report = _run(study, data["kind"], path, data["format"], mapping)
+                except (ImportFileError, EsconvFormatError) as exc:
+                    reason = without_server_paths(str(exc), path=path, folder=folder)
+                    raise ImportFileError(reason) from exc
         except (ImportFileError, EsconvFormatError) as exc:
             return Response(
                 {"detail": f"import refused, nothing changed: {exc}"},

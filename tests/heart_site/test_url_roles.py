@@ -54,6 +54,7 @@ URL_KWARGS = {
     "ranking:strategies-heatmap": {"fmt": "svg"},
     "downloads:file": {"name": "judgments.csv"},
     "labelling:adjudicate": {"token": lambda f: f["sample"].items.first().token},
+    "format_schema": {"kind": "contexts"},
 }
 # Per URL namespace, for keywords whose value depends on the area (writer links, texts).
 NAMESPACE_KWARGS = {
