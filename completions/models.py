@@ -92,9 +92,9 @@ class Study(models.Model):
     consent_text = models.TextField(blank=True)
     instructions = models.TextField(blank=True)
 
-    # Writer settings (paper 9.3).
+    # Writers per context (paper 9.3); everything else about writing, word limits included, is
+    # in one place: completions.writing.models.WritingSettings (the Writers page).
     writers_per_context = models.PositiveSmallIntegerField(default=3)
-    writer_max_words = models.PositiveSmallIntegerField(default=60)
 
     # Pair design (reproducible from the seed).
     pair_design = models.CharField(

@@ -31,7 +31,7 @@ GROUPS = {
         "consent_text",
         "instructions",
     ],
-    "Writers": ["writers_per_context", "writer_max_words"],
+    "Writers": ["writers_per_context"],
     "Quality control": ["quality_check_rate"],
     "Pair design": ["pair_design", "pairs_per_context", "pair_seed"],
 }
@@ -51,6 +51,8 @@ class StudyForm(forms.ModelForm):
             "prolific_redirect_url": "Prolific's completion URL; raters are sent there at the "
             "end with the completion code.",
             "pairs_per_context": "Balanced design only: pairs per context.",
+            "writers_per_context": "Distinct writers who write a reply to each context. Word "
+            "limits, instructions and the writer link are on the study's Writers page.",
         }
 
     def groups(self) -> list[tuple[str, list]]:

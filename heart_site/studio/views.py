@@ -88,7 +88,11 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
             "rows": rows,
             "next_row": selectors.next_step_row(rows),
             "recruit": _recruit_links(request, study),
-            "statuses": [s for s in OPEN_PAUSE_CLOSE if s != study.status],
+            "statuses": [  # a draft is opened (or closed), never paused
+                s
+                for s in OPEN_PAUSE_CLOSE
+                if s != study.status and not (study.status == "draft" and s == "paused")
+            ],  # fmt: skip
             "has_pairs": any(row.key == "pairs" and row.done for row in rows),
         },
     )

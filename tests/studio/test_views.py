@@ -94,7 +94,6 @@ def test_creating_a_study_groups_settings_as_in_the_paper_and_rejects_bad_values
         "lease_seconds": 900,
         "rationale_max_chars": 500,
         "writers_per_context": 3,
-        "writer_max_words": 60,
         "quality_check_rate": 1.5,
         "pair_design": "all",
         "pair_seed": 0,
