@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from .admin_login import throttled_admin_login
-from .health import healthz
+from .health import favicon, healthz
 from .studio import views as studio_views
 
 # Friendly pages in the raters' neutral style (heart_site/errors.py); a 405 gets its page from
@@ -23,6 +23,7 @@ urlpatterns = [
     path("admin/login/", throttled_admin_login, name="admin_login_throttled"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("favicon.ico", favicon, name="favicon"),
     path("formats/<str:kind>.schema.json", studio_views.format_schema, name="format_schema"),
     path("", studio_views.home, name="home"),
     path("", include("annotation.urls")),
