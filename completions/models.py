@@ -70,7 +70,7 @@ class Study(models.Model):
         default=20, help_text="Real items in one rater's queue (quality checks come on top)."
     )
     # Short, and renewed by the rater page's heartbeat while the rater is active: an abandoned
-    # tab frees its item within this time (issue 7).
+    # tab frees its item within this time.
     lease_seconds = models.PositiveIntegerField(
         default=180,
         help_text="How long an item stays reserved for a rater who opened it; the open page "

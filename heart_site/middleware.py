@@ -19,7 +19,7 @@ class SafeResponseMiddleware:
     """`Cache-Control: no-store` and Permissions-Policy on every answer; friendly error pages.
 
     - no-store: the back button and a second tab fetch the page again instead of showing an
-      item that was already answered (issue 7), and private data never sits in a cache;
+      item that was already answered, and private data never sits in a cache;
     - a 405 (e.g. a submit URL opened directly) gets a page instead of an empty body;
     - with DEBUG on (the demo), Django's own debug pages (the technical 404 and 500 pages,
       a CSRF failure's help page) are shown to staff only: raters, who have no account, get
