@@ -11,7 +11,8 @@ from django.contrib.auth.models import Group, User
 from playwright.sync_api import expect
 
 from completions.access import STUDY_ADMINS
-from completions.llm.models import Endpoint
+from completions.llm.models import Endpoint, Run
+from completions.models import Completion, System
 from tests.annotation.rater_data import build_study
 from tests.conftest import assert_accessible
 from tests.studio.files import contexts_jsonl
@@ -129,4 +130,26 @@ def test_the_llm_form_shows_the_fields_of_the_chosen_run(page, not_found, artifa
     page.get_by_label("a-model").check()
     page.get_by_role("button", name="Show the plan").click()
     expect(page.get_by_role("heading", name="Plan")).to_be_visible()
+    assert not not_found, not_found
+
+
+def test_a_finished_generate_run_leads_to_its_replies_and_the_pairs(page, not_found):
+    study = build_study(slug="gen-study", n_contexts=2)
+    model = Endpoint.objects.create(name="gen-model", provider="openai", model="m", family="gpt")
+    run = Run.objects.create(study=study, kind="generate", status="finished", plan={"units": 2})
+    run.endpoints.add(model)
+    system = System.objects.create(study=study, name="gen-model", family="gpt", kind="model")
+    for context in study.contexts.all():
+        Completion.objects.create(
+            context=context, system=system, text=f"A kind reply to {context.external_id}.",
+            provenance={"source": "llm_run", "run": run.pk},
+        )  # fmt: skip
+    _sign_in(page, f"/studio/{study.slug}/llm/runs/{run.pk}/")
+    page.get_by_role("link", name="2 replies").click()
+    expect(page.get_by_role("heading", name="The replies it wrote")).to_be_visible()
+    expect(page.locator(".generated li")).to_have_count(2)
+    assert_accessible(page)
+    _fits_the_screen(page)
+    page.get_by_role("link", name="Add the new replies to the pairs").click()
+    expect(page.get_by_role("heading", name="Pair design of Rater test study")).to_be_visible()
     assert not not_found, not_found
