@@ -50,6 +50,7 @@ while time.monotonic() < deadline:
 sys.exit(1)
 PY
   then
+    echo
     cat "${banner}"
     echo "Stop the demo with Ctrl-C."
   else
