@@ -50,8 +50,6 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
-from psycopg.types.json import set_json_dumps
-from pydantic_core import to_json
 
 from completions.formats import parse_line
 from completions.importers import (
@@ -468,8 +466,8 @@ def judgments_insert(rows: Iterable[tuple]) -> None:
 
     COPY streams the rows in one statement (about ten times the ORM's bulk INSERT here); binary
     COPY sends numbers and times without formatting them as text, and the JSON columns are
-    serialized by pydantic-core's encoder. The constraints are checked all the same, inside the
-    import's transaction.
+    serialized by pydantic-core's encoder (set once for psycopg in AnnotationConfig.ready). The
+    constraints are checked all the same, inside the import's transaction.
     """
     if connection.vendor != "postgresql":
         objects = [Judgment(**dict(zip(INSERT_COLUMNS, row, strict=True))) for row in rows]
@@ -485,7 +483,6 @@ def judgments_insert(rows: Iterable[tuple]) -> None:
             "SELECT attname, atttypid FROM pg_attribute WHERE attrelid = %s::regclass", [table]
         )
         types = dict(cursor.fetchall())
-        set_json_dumps(to_json, context=cursor.cursor)
         with cursor.cursor.copy(sql) as copy:
             copy.set_types([types[c] for c in columns])
             for row in rows:

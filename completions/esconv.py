@@ -5,7 +5,7 @@ shipped `esconv-dialogs.json`) or the FailedESConv.json variant (seeker = "speak
 "listener", no "id" key). A file that is not valid JSON is refused with the decoder's line and
 column; a conversation of the wrong shape is refused with its index (the whole file, never a part).
 
-Rules, applied in this order (docs/screening.md says the same for readers of the README):
+Rules, applied in this order (docs/screening.md says the same for readers):
 
 1. Dialogue id: the "id" key when present, else "esconv-" + the first 10 hex digits of the SHA-1
    of the conversation's utterances (speaker + text), stable across runs and machines.

@@ -317,7 +317,8 @@ LLM_SLICE_SECONDS = env.float("LLM_SLICE_SECONDS", default=20 * 60.0)
 LLM_EXECUTORS_PER_RUN = env.int("LLM_EXECUTORS_PER_RUN", default=1)
 # Streamed calls (generation: their time to first token is recorded) in flight per executor
 # process, whatever the endpoints allow: more and the process's event loop falls behind, and
-# its backlog would be recorded as the model's TTFT (benchmarks/bench_llm_judge.py, README).
+# its backlog would be recorded as the model's TTFT (benchmarks/bench_llm_judge.py,
+# docs/benchmarks.md).
 LLM_STREAMS_PER_PROCESS = env.int("LLM_STREAMS_PER_PROCESS", default=4)
 # Embedded default (eager Celery): run on a background thread so pages can show progress.
 LLM_EAGER_THREAD = env.bool("LLM_EAGER_THREAD", default=True)

@@ -1,6 +1,6 @@
 """Leaderboard and agreement: load a study's judgments, fit, analyse, store snapshots.
 
-Definitions (also in the README):
+Definitions (also in docs/ranking.md):
 
 - Counted: judgments on real pairs (quality-check items never count) by judges who are not
   excluded (a rater is excluded when flagged, unless an admin override says otherwise;

@@ -39,11 +39,8 @@ HUMAN_FAMILY = "human"
 
 
 def writing_settings(study: Study) -> WritingSettings:
-    """The study's writer settings, created with the defaults on first use (the band's upper
-    word count starts from the study's `writer_max_words`)."""
-    found, _ = WritingSettings.objects.get_or_create(
-        study=study, defaults={"band_max_words": study.writer_max_words}
-    )
+    """The study's writer settings, created with the defaults on first use."""
+    found, _ = WritingSettings.objects.get_or_create(study=study)
     return found
 
 
@@ -59,8 +56,20 @@ def writing_limits(ws: WritingSettings) -> Limits:
     )
 
 
+class WritingOff(Exception):
+    """Contexts open for writing only while writing is on; the message says what to do."""
+
+
 def writing_contexts_open(*, study: Study, limit: int | None = None) -> int:
-    """Open the study's not-yet-open contexts for writing (the first `limit` by id)."""
+    """Open the study's not-yet-open contexts for writing (the first `limit` by id).
+
+    Refused while writing is off: contexts opened then would wait for writers who cannot come,
+    and the page would say they are open."""
+    if not writing_settings(study).enabled:
+        raise WritingOff(
+            "Writing is off for this study, so no context was opened. Switch “Writing is on” "
+            "in the writer settings first."
+        )
     todo = DialogueContext.objects.filter(study=study, writing__isnull=True).order_by("id")
     if limit is not None:
         todo = todo[:limit]
@@ -194,7 +203,8 @@ def writing_next(*, writer: Writer, now: datetime | None = None) -> Writing | No
             return current
         study = writer.study
         ws = writing_settings(study)
-        if not (study.is_open and ws.enabled) or not writer_quota_left(writer=writer, ws=ws):
+        open_to_writers = study.accepts_writers and ws.enabled
+        if not open_to_writers or not writer_quota_left(writer=writer, ws=ws):
             return None
         return _claim(writer=writer, now=now, ws=ws)
 

@@ -18,6 +18,7 @@ from annotation.judgment_sources import SOURCE_FORMATS, parse_mapping
 from completions.esconv import EsconvFormatError
 from completions.importers import ImportFileError
 from completions.services import completions_import, contexts_import
+from heart_site.studio.services import without_server_paths
 
 from .base import StudyAdminApi
 
@@ -77,7 +78,11 @@ class ImportCreate(StudyAdminApi):
         try:
             mapping = parse_mapping([data["map"]] if data.get("map") else None)
             with _on_disk(data["file"]) as path:
-                report = _run(study, data["kind"], path, data["format"], mapping)
+                try:
+                    report = _run(study, data["kind"], path, data["format"], mapping)
+                except (ImportFileError, EsconvFormatError) as exc:
+                    reason = without_server_paths(str(exc), path=path, folder=str(path.parent))
+                    raise ImportFileError(reason) from exc
         except (ImportFileError, EsconvFormatError, ValueError, UnicodeDecodeError) as exc:
             return _refused(exc)
         except RecursionError:

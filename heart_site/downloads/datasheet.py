@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from django.db.models import Count, Max, Min, Q
+from django.db.models import Count, Exists, Max, Min, OuterRef, Q
 
 from annotation.models import Judgment, Pair, Rater
 from completions.models import Completion, Study
@@ -59,7 +59,12 @@ def render(study: Study, *, generated_at: str, screen=None) -> str:
         last=Max("submitted_at"),
     )
     completions = Completion.objects.filter(context__study=study)
-    systems = study.systems.values("kind").annotate(n=Count("id")).order_by("kind")
+    # A system is counted once it has a reply in the bundle: a writer who entered and wrote
+    # nothing (or whose texts were all rejected) is a system row of the platform, not of the data.
+    with_replies = Exists(Completion.objects.filter(system=OuterRef("pk")))
+    systems = (
+        study.systems.filter(with_replies).values("kind").annotate(n=Count("id")).order_by("kind")
+    )
     lines = [
         f"# Datasheet: {study.name} (`{study.slug}`)",
         "",
@@ -85,7 +90,8 @@ def render(study: Study, *, generated_at: str, screen=None) -> str:
         "",
         f"- contexts: {study.contexts.count()} "
         f"(adversarial: {study.contexts.filter(adversarial=True).count()})",
-        "- systems: " + ", ".join(f"{s['kind']} {s['n']}" for s in systems),
+        "- systems with replies: "
+        + (", ".join(f"{s['kind']} {s['n']}" for s in systems) or "none"),
         f"- completions: {completions.count()} "
         f"(text unknown: {completions.filter(text_unknown=True).count()})",
         f"- pairs: {Pair.objects.filter(study=study).count()}",

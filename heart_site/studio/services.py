@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.judgment_io import judgments_import
-from annotation.models import Rater
+from annotation.models import Pair, Rater
 from completions.esconv import EsconvFormatError
 from completions.importers import ImportFileError
 from completions.models import Study, StudyStatus
@@ -38,9 +38,20 @@ IMPORTERS: dict[str, Callable] = {
 }
 
 
+class StatusRefused(Exception):
+    """The study cannot take this status now; the message says why, in an admin's words."""
+
+
 def study_set_status(*, study: Study, status: str) -> Study:
-    if status not in StudyStatus.values:
-        raise ValueError(f"unknown status {status!r}")
+    """Open, pause or close a study. A study opens only once it has pairs to judge (a rater let
+    into a study without pairs could only be told to go away); nothing returns to draft."""
+    if status not in StudyStatus.values or status == StudyStatus.DRAFT:
+        raise StatusRefused(f"A study can be opened, paused or closed, not set to {status!r}.")
+    if status == StudyStatus.OPEN and not Pair.objects.filter(study=study).exists():
+        raise StatusRefused(
+            "The study cannot open yet: it has no pairs for raters to judge. Upload contexts "
+            "and completions from at least two systems, then design the pairs."
+        )
     study.status = status
     study.save(update_fields=["status"])
     return study
@@ -91,13 +102,15 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         return None
     job = ImportJob.objects.select_related("study").get(pk=job_id)
     with lease_kept(ImportJob, job_id), tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / (job.filename or "upload")
+        name = Path(job.filename).name
+        path = Path(folder) / (name if name not in ("", ".", "..") else "upload")
         path.write_bytes(bytes(job.data))
         try:
             report = IMPORTERS[job.kind](job.study, path)
         except REFUSED as exc:
+            reason = without_server_paths(str(exc), path=path, folder=folder)
             return _finish(
-                job, ImportStatus.FAILED, error=f"import refused, nothing changed: {exc}"
+                job, ImportStatus.FAILED, error=f"import refused, nothing changed: {reason}"
             )
         except Exception as exc:  # a bug or a fault: say so on the page, keep the traceback
             logger.exception("import job %s failed", job_id)
@@ -114,6 +127,13 @@ def import_jobs_resume() -> list[int]:
     for job_id in ids:
         enqueue(IMPORT_TASK, job_id)
     return ids
+
+
+def without_server_paths(message: str, *, path: Path, folder: str) -> str:
+    """An importer's message as the uploader should read it: the file by its own name, never
+    the server's temporary path ("/tmp/tmpab12/x.jsonl: not valid JSON" -> "not valid JSON")."""
+    message = message.replace(f"{path}: ", "").replace(str(path), path.name)
+    return message.replace(str(folder) + "/", "").replace(str(folder), "the upload")
 
 
 def _finish(job: ImportJob, status: str, *, report=None, error: str = "") -> ImportJob:

@@ -292,3 +292,14 @@ def _rehash(src_path, dst_path) -> None:
 def test_release_refuses_an_unknown_study(tmp_path):
     with pytest.raises(CommandError, match="no study with slug 'nope'"):
         call_command("release", "--study", "nope", "-o", str(tmp_path / "r.zip"))
+
+
+def test_the_datasheet_counts_only_systems_with_replies():
+    from completions.writing.services import writer_enter
+    from heart_site.downloads.datasheet import render
+    from tests.completions.writing_data import build_writing_study
+
+    study = build_writing_study(n_contexts=2)  # one model system with a reply per context
+    writer_enter(study=study)  # a writer who entered and wrote nothing: a system row, no data
+    sheet = render(study, generated_at="2026-11-25T00:00:00Z")
+    assert "- systems with replies: model 1\n" in sheet  # not "human 1"

@@ -178,3 +178,38 @@ def test_healthz_is_exempt_from_the_https_redirect_and_other_pages_are_not(db, s
     health = client.get("/healthz")
     assert health.status_code == 200 and health.json()["database"] == "ok"
     assert client.get("/studio/").status_code == 301
+
+
+def _test_settings(**env: str) -> dict:
+    """heart_site.settings_test's test database and Redis db in a clean interpreter."""
+    script = (
+        "import json, heart_site.settings_test as s;"
+        "print(json.dumps({'test_db': s.DATABASES['default'].get('TEST', {}).get('NAME'),"
+        "'checkout': s.CHECKOUT_ID, 'redis_db': s.TEST_REDIS_DB}))"
+    )
+    clean = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "TEST_DB_NAME"}}
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    import json
+
+    return json.loads(out.stdout)
+
+
+def test_the_test_database_and_redis_db_are_this_checkouts_own_by_default():
+    import hashlib
+
+    expected = hashlib.sha1(str(ROOT).encode()).hexdigest()[:8]
+    conf = _test_settings(DATABASE_URL="postgres://postgres@127.0.0.1:5432/postgres")
+    assert conf["checkout"] == expected
+    assert conf["test_db"] == f"test_heart_{expected}"
+    assert 1 <= conf["redis_db"] <= 15  # never db 0, where a real installation keeps its data
+    chosen = _test_settings(
+        DATABASE_URL="postgres://postgres@127.0.0.1:5432/postgres", TEST_DB_NAME="test_heart_ci"
+    )
+    assert chosen["test_db"] == "test_heart_ci"

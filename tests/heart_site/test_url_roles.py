@@ -56,6 +56,7 @@ URL_KWARGS = {
     "downloads:file": {"name": "judgments.csv"},
     "labelling:adjudicate": {"token": lambda f: f["sample"].items.first().token},
     "downloads:hold": {"pk": lambda f: f["release_hold"].pk, "action": "keep-out"},
+    "format_schema": {"kind": "contexts"},
 }
 # Per URL namespace, for keywords whose value depends on the area (writer links, texts).
 NAMESPACE_KWARGS = {

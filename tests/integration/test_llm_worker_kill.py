@@ -23,7 +23,7 @@ from tests.conftest import ROOT, _missing
 from tests.llm.builders import endpoint, study_with_pairs
 
 pytestmark = pytest.mark.integration
-QUEUE = "llm-i8-kill-test"
+QUEUE = "llm-kill-test"
 
 
 def _worker(env: dict) -> subprocess.Popen:

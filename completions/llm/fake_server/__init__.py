@@ -40,7 +40,7 @@ def create_app(*, draw: bool = False) -> web.Application:
     app[core.STATE] = core.ServerState(draw=draw)
     openai_protocol.add_routes(app)
     anthropic_protocol.add_routes(app)
-    batches.add_routes(app)  # OpenAI Batch and Anthropic Message Batches (i12)
+    batches.add_routes(app)  # OpenAI Batch and Anthropic Message Batches
     app.router.add_get("/_control/stats", _stats)
     app.router.add_get("/_control/ttft", _ttft)
     app.router.add_post("/_control/reset", _reset)

@@ -139,7 +139,7 @@ def reply_text(model: str, prompt: str, schema: dict[str, Any] | None, bias: flo
         return supportive_reply(model, prompt)
     if "winner" in schema.get("properties", {}):
         return json.dumps(judge_verdict(model, prompt, bias))
-    from .strategy_replies import reply as strategy_reply  # labelling and rewrites (i12)
+    from .strategy_replies import reply as strategy_reply  # labelling and rewrites
 
     special = strategy_reply(model, prompt, schema)
     if special is not None:
