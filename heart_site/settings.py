@@ -291,3 +291,6 @@ LOGGING = {
 
 # Pseudonyms in exports are keyed HMACs of the rater's id: stable per deployment, not reversible.
 PSEUDONYM_KEY = env.str("PSEUDONYM_KEY", default=SECRET_KEY)
+# Where the built manual (make docs) is published, e.g. https://example.org/heart-docs/ (with
+# the trailing slash): pages then link their "how this is computed" notes to it.
+HEART_DOCS_URL = env.str("HEART_DOCS_URL", default="")

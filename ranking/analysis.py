@@ -262,7 +262,7 @@ def percentile_ranks(values: pd.Series) -> pd.Series:
 
 def axis_comparisons(judgments: pd.DataFrame, axis: str) -> pd.DataFrame:
     """Bradley–Terry input from one axis's marks: one comparison per judgment with a verdict
-    on the axis (``axis_H`` ...), unweighted, with its context for the bootstrap."""
+    on the axis (``axis_H`` ...), unweighted, with its context and cluster for the bootstrap."""
     column = f"axis_{axis}"
     if column not in judgments.columns:
         return pd.DataFrame(columns=["system_a", "system_b", "winner", "weight", "context"])
@@ -275,8 +275,9 @@ def axis_comparisons(judgments: pd.DataFrame, axis: str) -> pd.DataFrame:
             "weight": 1.0,
         }
     )
-    if "context" in rows.columns:
-        frame["context"] = rows["context"].to_numpy()
+    for column in ("context", "cluster"):
+        if column in rows.columns:
+            frame[column] = rows[column].to_numpy()
     return frame
 
 

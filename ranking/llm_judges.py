@@ -20,69 +20,60 @@ def _llm(judgments: pd.DataFrame) -> pd.Series:
 
 
 def consistent_games(judgments: pd.DataFrame) -> pd.DataFrame:
-    """One game per (LLM judge, pair) judged in both orders: the common winner when the two
-    verdicts agree (strength: the smaller of the two), else a tie without strength.
+    """One game per (LLM judge, pair) judged in both orders (see ranking.verdicts)."""
+    from .verdicts import consistent_games as one_per_pair
 
-    Human judgments and LLM verdicts without their swapped twin pass through unchanged.
-    """
-    llm = judgments[_llm(judgments) & judgments["shown_left"].isin(["a", "b"])]
-    sizes = llm.groupby(SWAP_KEYS)["shown_left"].transform("nunique")
-    twins = llm[sizes == 2].sort_values(SWAP_KEYS + ["shown_left"])
-    if twins.empty:
-        return judgments
-    first = twins.groupby(SWAP_KEYS, sort=False).head(1).set_index(SWAP_KEYS)
-    second = twins.groupby(SWAP_KEYS, sort=False).tail(1).set_index(SWAP_KEYS)
-    agree = first["winner"] == second["winner"].reindex(first.index)
-    games = first.copy()
-    games["winner"] = np.where(agree, first["winner"], "tie")
-    strength = np.fmin(
-        pd.to_numeric(first["strength"], errors="coerce").to_numpy(dtype=float),
-        pd.to_numeric(second["strength"].reindex(first.index), errors="coerce").to_numpy(
-            dtype=float
-        ),
-    )
-    games["strength"] = np.where(agree, strength, np.nan)
-    games["shown_left"] = None
-    for column in [c for c in games.columns if c.startswith("axis_")]:
-        same = games[column] == second[column].reindex(first.index)
-        games[column] = games[column].where(same, None)
-    rest = judgments.drop(index=twins.index)
-    return pd.concat([rest, games.reset_index()[judgments.columns]], ignore_index=True)
+    return one_per_pair(judgments)
+
+
+COLUMNS = [
+    "judge",
+    "verdicts",
+    "pairs_both_orders",
+    "consistent_pairs",
+    "consistency",
+    "first_position_wins",
+    "first_position_win_rate",
+]
 
 
 def position_stats(judgments: pd.DataFrame) -> pd.DataFrame:
     """Per LLM judge: verdicts, pairs judged in both orders, position consistency (share of
     those pairs whose two verdicts name the same winner) and first-position win rate (share
-    of verdicts with a known order that chose the reply shown first; 0.5 = no position bias)."""
+    of verdicts with a known order that chose the reply shown first; 0.5 = no position bias).
+    Only verdicts naming a winner (a or b) with a known order enter the last four."""
     llm = judgments[_llm(judgments)]
-    rows = []
-    for judge, own in llm.groupby("judge", sort=True):
-        shown = own[own["shown_left"].isin(["a", "b"]) & own["winner"].isin(["a", "b"])]
-        first_wins = int((shown["winner"] == shown["shown_left"]).sum())
-        both = shown.groupby("item").filter(lambda g: g["shown_left"].nunique() == 2)
-        per_pair = both.groupby("item")["winner"].nunique()
-        consistent = int((per_pair == 1).sum())
-        rows.append(
-            {
-                "judge": judge,
-                "verdicts": len(own),
-                "pairs_both_orders": len(per_pair),
-                "consistent_pairs": consistent,
-                "consistency": consistent / len(per_pair) if len(per_pair) else np.nan,
-                "first_position_wins": first_wins,
-                "first_position_win_rate": first_wins / len(shown) if len(shown) else np.nan,
-            }
+    if llm.empty:
+        return pd.DataFrame(columns=COLUMNS).set_index("judge")
+    shown = llm[llm["shown_left"].isin(["a", "b"]) & llm["winner"].isin(["a", "b"])]
+    first = (shown["winner"] == shown["shown_left"]).groupby(shown["judge"]).agg(["sum", "size"])
+    per_pair = shown.groupby(SWAP_KEYS).agg(
+        orders=("shown_left", "nunique"), winners=("winner", "nunique")
+    )
+    both = per_pair[per_pair["orders"] == 2]
+    pairs = (both["winners"] == 1).groupby(level="judge").agg(["sum", "size"])
+    frame = pd.DataFrame({"verdicts": llm.groupby("judge").size()})
+    frame["pairs_both_orders"] = pairs["size"].reindex(frame.index, fill_value=0)
+    frame["consistent_pairs"] = pairs["sum"].reindex(frame.index, fill_value=0)
+    frame["first_position_wins"] = first["sum"].reindex(frame.index, fill_value=0)
+    shown_n = first["size"].reindex(frame.index, fill_value=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frame["consistency"] = np.where(
+            frame["pairs_both_orders"] > 0,
+            frame["consistent_pairs"] / frame["pairs_both_orders"],
+            np.nan,
         )
-    columns = [
-        "judge",
-        "verdicts",
-        "pairs_both_orders",
-        "consistent_pairs",
-        "consistency",
-        "first_position_wins",
-        "first_position_win_rate",
-    ]
-    return pd.DataFrame(rows, columns=columns).set_index("judge")
+        frame["first_position_win_rate"] = np.where(
+            shown_n > 0, frame["first_position_wins"] / shown_n, np.nan
+        )
+    frame = frame.astype(
+        {
+            c: int
+            for c in ("verdicts", "pairs_both_orders", "consistent_pairs", "first_position_wins")
+        }
+    )
+    frame.index.name = "judge"
+    return frame.sort_index()[COLUMNS[1:]]
 
 
 def leave_one_judge_out(

@@ -24,12 +24,19 @@ class RefitTrigger(models.TextChoices):
     NIGHTLY = "nightly"
     MANUAL = "manual"
     COMMAND = "command"
+    STALE = "stale"  # a page or the API found the latest snapshot out of date
+
+
+class Preset(models.TextChoices):
+    DEFAULT = "default", "HEART studio defaults"
+    PAPER = "paper", "The paper's choices"
 
 
 class LeaderboardSnapshot(models.Model):
     """One Bradley–Terry fit of a study's judgments, with its inputs' counts and timing.
 
-    `fingerprint` hashes the ids of the judgments that went in plus the fit parameters: a
+    `preset` names the set of choices (ranking.board.PRESETS). `fingerprint` hashes the ids of
+    the judgments that went in plus the fit parameters: a
     refit over unchanged inputs finds the existing row instead of storing a duplicate (the
     unique constraint makes two concurrent refits safe as well).
     """
@@ -37,6 +44,7 @@ class LeaderboardSnapshot(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="snapshots")
     judges = models.CharField(max_length=8, choices=JudgeFilter.choices)
     subset = models.CharField(max_length=16, choices=SubsetFilter.choices, default=SubsetFilter.ALL)
+    preset = models.CharField(max_length=16, choices=Preset.choices, default=Preset.DEFAULT)
     created_at = models.DateTimeField()
     trigger = models.CharField(max_length=16, choices=RefitTrigger.choices)
     fingerprint = models.CharField(max_length=64)
@@ -54,7 +62,8 @@ class LeaderboardSnapshot(models.Model):
         get_latest_by = "created_at"
         constraints = [
             models.UniqueConstraint(
-                fields=["study", "judges", "subset", "fingerprint"], name="snapshot_unique_inputs"
+                fields=["study", "judges", "subset", "preset", "fingerprint"],
+                name="snapshot_unique_inputs_preset",
             ),
             models.CheckConstraint(
                 condition=Q(judges__in=JudgeFilter.values), name="snapshot_judges_valid"
@@ -65,12 +74,16 @@ class LeaderboardSnapshot(models.Model):
         ]
         indexes = [
             models.Index(
-                fields=["study", "judges", "subset", "-created_at"], name="snapshot_latest"
+                fields=["study", "judges", "subset", "preset", "-created_at"],
+                name="snapshot_latest_preset",
             ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.study} {self.judges}/{self.subset} at {self.created_at:%Y-%m-%d %H:%M}"
+        return (
+            f"{self.study} {self.judges}/{self.subset}/{self.preset} "
+            f"at {self.created_at:%Y-%m-%d %H:%M}"
+        )
 
     @property
     def top_systems(self) -> list[dict]:

@@ -22,7 +22,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
 from annotation.models import AXES, Judgment, Rater
-from completions.models import Completion, Study, System
+from completions.models import Completion, DialogueContext, Study, System
 from labelling.models import CompletionLabels
 from labelling.selectors import label_state
 
@@ -90,6 +90,27 @@ def judgments_frame(study: Study, *, judges: str = "all", subset: str = "all") -
     return frame
 
 
+def context_clusters(study: Study) -> dict[int, str]:
+    """Context id -> the source conversation it was cut from (the bootstrap's cluster).
+
+    Contexts cut from one dialogue share its ``source:source_id``; an adversarial variant
+    belongs to its source context's conversation; a context with no known origin is its own.
+    """
+    rows = list(
+        DialogueContext.objects.filter(study=study).values_list(
+            "id", "source", "source_id", "adversarial_source_id"
+        )
+    )
+    own = {
+        pk: f"{source}:{source_id}" if source_id else f"context:{pk}"
+        for pk, source, source_id, _ in rows
+    }
+    return {
+        pk: own.get(parent, own[pk]) if parent and not source_id else own[pk]
+        for pk, _, source_id, parent in rows
+    }
+
+
 def systems_frame(study: Study) -> pd.DataFrame:
     """Systems with kind, family, TTFT (the system's, else its completions' median), score."""
     rows = (
@@ -147,14 +168,26 @@ def judgments_state(study: Study) -> dict:
         "n": state["n"],
         "excluded": [excluded["n"], int(excluded["ids"] or 0)],
         "labels": label_state(study),
-        # A study option that changes what is counted (LLM games) is an input too.
-        "llm_games": getattr(study, "llm_games", "both"),
+        # The study's analysis settings change what is counted and how: inputs too.
+        "llm_games": study.llm_games,
+        "analysis": analysis_settings(study),
     }
 
 
-def snapshot_latest(study: Study, *, judges: str, subset: str) -> LeaderboardSnapshot | None:
+def analysis_settings(study: Study) -> dict:
+    return {
+        "human_majority_min": study.human_majority_min,
+        "human_weight_share": study.human_weight_share,
+        "anchor": study.leaderboard_anchor or None,
+        "family_aliases": dict(sorted((study.family_aliases or {}).items())),
+    }
+
+
+def snapshot_latest(
+    study: Study, *, judges: str, subset: str, preset: str = "default"
+) -> LeaderboardSnapshot | None:
     return (
-        LeaderboardSnapshot.objects.filter(study=study, judges=judges, subset=subset)
+        LeaderboardSnapshot.objects.filter(study=study, judges=judges, subset=subset, preset=preset)
         .order_by("-created_at", "-id")
         .first()
     )

@@ -9,9 +9,12 @@ from .models import RefitTrigger
 
 
 @shared_task(acks_late=True, ignore_result=True)
-def refit_study(study_id: int, trigger: str = RefitTrigger.NIGHTLY) -> list[int]:
-    """Refit one study (human, LLM, all judges); unchanged inputs store nothing new."""
-    snapshots = services.snapshot_refit_study(study_id=study_id, trigger=trigger)
+def refit_study(
+    study_id: int, trigger: str = RefitTrigger.NIGHTLY, boards: list | None = None
+) -> list[int]:
+    """Refit one study's boards ([judges, subset, preset] each; default: human, LLM and all
+    judges on all contexts); unchanged inputs store nothing new."""
+    snapshots = services.snapshot_refit_study(study_id=study_id, trigger=trigger, boards=boards)
     return [snapshot.pk for snapshot in snapshots]
 
 

@@ -118,7 +118,17 @@ def test_an_unknown_study_is_an_error(built):
         _run("agreement", "--study", "nope")
 
 
+def test_a_single_human_verdict_is_no_majority_by_default(built):
+    # Each pair has one counted human verdict: no human majority, so nothing to agree with.
+    body = json.loads(_run("agreement", "--study", "cmd", "--format", "json"))
+    assert body["human_majority_min_verdicts"] == 2
+    assert body["human_llm_agreement"]["n"] == 0
+    assert body["human_llm_agreement_by_judge"] == {}
+
+
 def test_agreement_json_has_the_contract_keys(built):
+    built.study.human_majority_min = 1  # the study setting: one verdict makes a majority
+    built.study.save(update_fields=["human_majority_min"])
     body = json.loads(_run("agreement", "--study", "cmd", "--format", "json"))
     assert {
         "fleiss_kappa",

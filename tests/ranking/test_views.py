@@ -197,7 +197,9 @@ def test_the_page_reads_a_current_snapshot_instead_of_refitting(admin_client, bu
 
     snapshot = services.snapshot_refit_study(study_id=built.study.pk, trigger="nightly")[2]
     html = admin_client.get(reverse("ranking:leaderboard", args=["known"])).content.decode()
-    assert f"From snapshot #{snapshot.pk}" in html
+    assert f"(#{snapshot.pk}, nightly)" in html
+    assert "Up to date with every counted judgment." in html
+    assert LeaderboardSnapshot.objects.count() == 3  # nothing refitted for the read
 
 
 def _page_queries(client, slug: str) -> int:
