@@ -117,12 +117,10 @@ class Study(models.Model):
         help_text="Human verdicts a pair needs before its human majority counts (agreement).",
     )
     human_weight_share = models.FloatField(
-        null=True,
-        blank=True,
         default=0.5,
         help_text="Share of the combined (all judges) board's weight given to human verdicts, "
-        "the rest to LLM judges: 0.5 weighs the two sources equally, whatever their counts. "
-        "Leave blank to weigh every verdict alike.",
+        "the rest to LLM judges: 0.5 weighs the two sources equally, whatever their counts "
+        "(the paper preset weighs every verdict alike instead).",
     )
     leaderboard_anchor = models.CharField(
         max_length=200,
@@ -148,8 +146,7 @@ class Study(models.Model):
                 condition=Q(judgments_per_pair__gte=1), name="study_quota_positive"
             ),
             models.CheckConstraint(
-                condition=Q(human_weight_share__isnull=True)
-                | (Q(human_weight_share__gt=0) & Q(human_weight_share__lt=1)),
+                condition=Q(human_weight_share__gt=0) & Q(human_weight_share__lt=1),
                 name="study_human_share_open_unit_interval",
             ),
             models.CheckConstraint(

@@ -14,7 +14,8 @@ The rule (a study's settings, :class:`VerdictRule`):
 * **Sources on the combined board.** On the "all judges" board, human and LLM verdicts weigh
   by source, not by count: each source's verdicts share the board's total weight in the
   ratio ``human_share : 1 - human_share`` (default 1:1), so thousands of LLM verdicts do not
-  drown a few hundred human ones. ``human_share=None`` weighs every verdict alike.
+  drown a few hundred human ones. ``human_share=None`` weighs every verdict alike (as does a
+  board fitted with ``combined="by_count"``, the paper preset).
 * A human judge counts once per pair (their latest verdict); an LLM judge counts once per
   pair and order shown.
 """

@@ -5,7 +5,8 @@ pseudonyms), the LLM judges' prompt hashes and raw replies, the prompts with the
 the LLM runs (endpoints, models, parameters, tokens, cost), the rubric (paper Table 2) and the
 strategy taxonomy, the study settings, the leaderboard and agreement as the platform computed
 them, a datasheet, `recompute_leaderboard.py` with the project's `ranking/bradley_terry.py` (and
-the bootstrap and verdict-rule modules it uses) beside it (so the bundle alone recomputes the Elo), and `SHA256SUMS` over every other file
+the bootstrap and verdict-rule modules it uses) beside it (so the bundle alone recomputes the
+Elo), and `SHA256SUMS` over every other file
 (`sha256sum -c SHA256SUMS` works).
 """
 

@@ -72,6 +72,9 @@ class StudyForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        # The analysis settings have defaults: a form posted without them keeps those.
+        for name in ("llm_games", "human_majority_min", "human_weight_share"):
+            self.fields[name].required = False
         if self.instance.pk:
             self.initial["family_aliases"] = format_aliases(self.instance.family_aliases or {})
 
@@ -84,14 +87,22 @@ class StudyForm(forms.ModelForm):
         except AliasError as exc:
             raise forms.ValidationError(str(exc)) from exc
 
-    def clean_human_weight_share(self) -> float | None:
+    def clean_human_weight_share(self) -> float:
         share = self.cleaned_data.get("human_weight_share")
-        if share is not None and not 0 < share < 1:
+        if share is None:
+            return Study._meta.get_field("human_weight_share").default
+        if not 0 < share < 1:
             raise forms.ValidationError(
-                "A share strictly between 0 and 1 (0.5 weighs humans and LLM judges equally), "
-                "or blank to weigh every verdict alike."
+                "A share strictly between 0 and 1: 0.5 weighs humans and LLM judges equally."
             )
         return share
+
+    def clean_human_majority_min(self) -> int:
+        value = self.cleaned_data.get("human_majority_min")
+        return Study._meta.get_field("human_majority_min").default if value is None else value
+
+    def clean_llm_games(self) -> str:
+        return self.cleaned_data.get("llm_games") or "both"
 
     def clean_leaderboard_anchor(self) -> str:
         anchor = (self.cleaned_data.get("leaderboard_anchor") or "").strip()

@@ -190,7 +190,7 @@ def null_simulation(preset: str, replicates: int = 20) -> dict[str, np.ndarray]:
 
 def _bias_and_coverage(values: np.ndarray) -> tuple[float, int]:
     bias = float(values[:, 0].mean() - 1500.0)
-    covered = int(((values[:, 1] <= 1500.0) & (1500.0 <= values[:, 2])).sum())
+    covered = int(((values[:, 1] <= 1500.0) & (values[:, 2] >= 1500.0)).sum())
     return bias, covered
 
 
