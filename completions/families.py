@@ -53,8 +53,17 @@ def aliases_merged(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 def canonical_family(name: str | None, extra: Mapping[str, str] | None = None) -> str:
     """The canonical family of ``name`` ("" for none): aliases are followed, a name that is
     no alias is its own family. Chains (a -> b -> c) are followed, cycles stop."""
+    return _follow(_clean(name), aliases_merged(extra))
+
+
+def canonical_families(names, extra: Mapping[str, str] | None = None) -> dict:
+    """{name: canonical family} for many names at once (the table is merged once)."""
     table = aliases_merged(extra)
-    family, seen = _clean(name), set()
+    return {name: _follow(_clean(name), table) for name in set(names)}
+
+
+def _follow(family: str, table: Mapping[str, str]) -> str:
+    seen = set()
     while family in table and family not in seen:
         seen.add(family)
         family = table[family]

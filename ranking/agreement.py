@@ -67,13 +67,8 @@ def _verdicts(judgments: pd.DataFrame, kind: str | None, column: str = "winner")
     if column not in rows.columns:
         return pd.DataFrame(columns=["item", "judge", "value"])
     rows = _one_per_vote(rows[rows[column].notna()])
-    return pd.DataFrame(
-        {
-            "item": rows["item"].to_numpy(),
-            "judge": rows["judge"].to_numpy(),
-            "value": rows[column].to_numpy(dtype=object),
-        }
-    )
+    # Column dtypes are kept (categories stay categories: no per-row strings).
+    return rows[["item", "judge", column]].rename(columns={column: "value"}).reset_index(drop=True)
 
 
 def _count_table(verdicts: pd.DataFrame) -> pd.DataFrame:

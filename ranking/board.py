@@ -98,17 +98,18 @@ def comparisons_from_judgments(
     )
     if combined == "by_source" and rule is not None:
         weight = weight * verdicts.source_factors(judgments["judge_kind"], weight, rule)
+    # `.array` keeps each column's dtype: categories stay integer codes, never per-row strings.
     frame = pd.DataFrame(
         {
-            "system_a": judgments["system_a"].to_numpy(),
-            "system_b": judgments["system_b"].to_numpy(),
-            "winner": judgments["winner"].to_numpy(),
+            "system_a": judgments["system_a"].array,
+            "system_b": judgments["system_b"].array,
+            "winner": judgments["winner"].array,
             "weight": weight,
         }
     )
     for column in ("context", "cluster", "item", "judge", "judge_kind"):
         if column in judgments.columns:
-            frame[column] = judgments[column].to_numpy()
+            frame[column] = judgments[column].array
     return frame
 
 

@@ -129,7 +129,10 @@ def _z(alpha: float) -> float:
 def _records(comparisons: pd.DataFrame, humans: Collection[str]) -> pd.DataFrame:
     """One row per (comparison, human side): context, fold, system and score (1 / 0.5 / 0)."""
     a_human, b_human = _sides(comparisons, humans)
-    score_a = comparisons["winner"].map({"a": 1.0, "b": 0.0, "tie": 0.5})
+    verdict = comparisons["winner"].to_numpy(dtype=object)
+    score_a = pd.Series(
+        np.select([verdict == "a", verdict == "tie"], [1.0, 0.5], 0.0), comparisons.index
+    )
     fold = comparisons["fold"] if "fold" in comparisons.columns else pd.Series(0, comparisons.index)
     sides = [(a_human, "system_a", score_a), (b_human, "system_b", 1.0 - score_a)]
     return pd.concat(
@@ -185,7 +188,7 @@ def best_human_comparisons(
     on the other half; a context where the other half has no verdict on writers is left out.
     """
     a_human, b_human = _sides(comparisons, humans)
-    mixed = comparisons[a_human ^ b_human]
+    mixed = _with_best(comparisons[a_human ^ b_human])
     if cross_fit:
         mixed = mixed.assign(fold=judge_folds(mixed))
         records = _records(mixed, humans)
@@ -197,6 +200,19 @@ def best_human_comparisons(
     else:
         kept = _keep_chosen(mixed, humans, _best(_records(mixed, humans)))
     return kept.drop(columns=["fold"], errors="ignore").reset_index(drop=True)
+
+
+def _with_best(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with BEST allowed in its system columns (categorical ones get the category)."""
+    columns = {}
+    for side in ("system_a", "system_b"):
+        column = frame[side]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            if BEST not in column.cat.categories:
+                columns[side] = column.cat.add_categories([BEST])
+        else:
+            columns[side] = column.astype(object)
+    return frame.assign(**columns)
 
 
 def _keep_chosen(mixed: pd.DataFrame, humans: Collection[str], chosen: pd.Series) -> pd.DataFrame:
@@ -248,8 +264,14 @@ def best_human_row(
     derived = best_human_comparisons(comparisons, humans, cross_fit=cross_fit)
     if derived.empty:
         return None
-    others = comparisons[~(_sides(comparisons, humans)[0] | _sides(comparisons, humans)[1])]
-    table = fit(pd.concat([others, derived], ignore_index=True))
+    a_human, b_human = _sides(comparisons, humans)
+    others = _with_best(comparisons[~(a_human | b_human)])
+    joined = pd.concat([others, derived], ignore_index=True)
+    for side in ("system_a", "system_b"):  # one category list on both sides: codes, no strings
+        if isinstance(others[side].dtype, pd.CategoricalDtype):
+            categories = others[side].cat.categories.union(derived[side].astype(object).unique())
+            joined[side] = pd.Categorical(joined[side].astype(object), categories=categories)
+    table = fit(joined)
     if BEST not in table.index:
         return None
     row = align_row(table, main, BEST, reference)

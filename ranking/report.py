@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from completions.families import canonical_family
+from completions.families import canonical_families, canonical_family
 
 from . import agreement, analysis, bradley_terry, factors
 
@@ -173,11 +173,15 @@ def _strategy_labels(completions: pd.DataFrame, aliases: dict | None = None) -> 
     """One row per (completion, strategy) with the completion's taxonomy: "paper" when any of
     its labels is one of the 15 (or it has none), else "other"."""
     known = set(analysis.STRATEGIES)
+    families = canonical_families(completions["family"].fillna("").unique(), aliases)
     rows = []
     for item in completions.itertuples(index=False):
         if not isinstance(item.strategies, list):
             continue  # not labelled at all: left out of the denominators too
-        family = family_label(item.kind, item.family, item.system, aliases)
+        if item.kind in ("human", "dataset"):
+            family = item.kind
+        else:
+            family = families.get(item.family or "", "") or item.system
         names = [str(s) for s in item.strategies if s]
         taxonomy = "paper" if not names or known & set(names) else "other"
         if taxonomy == "paper":
@@ -300,7 +304,8 @@ def _agreement_extras(frame: pd.DataFrame, *, min_human: int, aliases: dict | No
     names through the alias table, so "openai" and "gpt" are one family) and each LLM judge's
     agreement with the human majority, every verdict counted (no interval: a quick look)."""
     llm = frame[frame["judge_family"].notna() & (frame["judge_kind"] == "llm")]
-    llm = llm.assign(judge_family=llm["judge_family"].map(lambda f: canonical_family(f, aliases)))
+    families = canonical_families(llm["judge_family"].unique(), aliases)
+    llm = llm.assign(judge_family=llm["judge_family"].map(families))
     by_family = agreement.cross_judge_agreement(llm, by="judge_family")
     by_family_no_ties = agreement.cross_judge_agreement(llm, by="judge_family", ties=False)
     by_judge = agreement.llm_judge_human_agreement(frame, min_human=min_human)

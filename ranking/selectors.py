@@ -87,7 +87,19 @@ def judgments_frame(study: Study, *, judges: str = "all", subset: str = "all") -
         frame[column] = frame[column].where(frame[column].isin(["a", "b", "tie"]), None)
     frame["shown_left"] = frame["shown_left"].replace("", None)
     frame["judge_family"] = frame["judge_family"].replace("", None)
+    # Few distinct values in many rows: categories make every later selection, grouping and
+    # fit work on integer codes (a million judgments are then as cheap as their codes).
+    # Verdict columns share one dtype, so they compare with each other (winner == shown_left).
+    for column in CATEGORICAL:
+        frame[column] = frame[column].astype("category")
+    for column in ["winner", "shown_left", *AXIS_COLUMNS]:
+        frame[column] = frame[column].astype(VERDICT)
     return frame
+
+
+#: The columns of judgments_frame held as categories.
+CATEGORICAL = ["system_a", "system_b", "kind_a", "kind_b", "judge", "judge_kind", "judge_family"]
+VERDICT = pd.CategoricalDtype(["a", "b", "tie"])
 
 
 def context_clusters(study: Study) -> dict[int, str]:

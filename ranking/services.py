@@ -220,7 +220,9 @@ def agreement_compute(study: Study, *, data: StudyData | None = None, subset: st
             "verdicts": data.rule.as_dict(),
         }
     )
-    summary["judge_subsampling"] = llm_judges.subsampling_section(judgments)
+    summary["judge_subsampling"] = llm_judges.subsampling_section(
+        judgments, min_human=data.rule.human_min_verdicts
+    )
     return _json_safe(summary)
 
 

@@ -91,7 +91,8 @@ def test_the_page_shows_the_elo_table_plots_and_downloads(admin_client, built):
     response = admin_client.get(reverse("ranking:leaderboard", args=["known"]))
     assert response.status_code == 200
     html = response.content.decode()
-    assert html.index(X) < html.index(Y)  # ranked
+    table = html.index('id="elo-table"')
+    assert html.index(X, table) < html.index(Y, table)  # ranked
     assert 'id="results"' in html
     for name in ("forest", "axes", "win-matrix", "strategies", "ttft"):
         assert f"/studio/known/leaderboard/plot/{name}.svg?judges=all&amp;subset=all" in html
