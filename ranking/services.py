@@ -49,6 +49,8 @@ CACHE_SECONDS = 24 * 3600
 #: How long a queued refit is shown as "updating" at most (a refit that died is retried then).
 REFIT_PENDING_SECONDS = 15 * 60
 REFIT_TASK = "ranking.tasks.refit_study"
+#: While judgments keep arriving, a study's boards are refitted at most once in this long.
+REFIT_MIN_SECONDS = 60
 #: What a full refit stores: every judge kind on all contexts, the default preset.
 FULL_REFIT = [
     (JudgeFilter.HUMAN.value, SubsetFilter.ALL.value, Preset.DEFAULT.value),
@@ -412,7 +414,7 @@ def leaderboard_current(
     board_key = [judges, subset, preset]
     snapshot = selectors.snapshot_latest(study, judges=judges, subset=subset, preset=preset)
     current = snapshot is not None and snapshot_is_current(snapshot, state)
-    if not current:
+    if not current and not _refitted_recently(snapshot):
         boards = full_refit_boards()
         if board_key not in boards:
             boards = [board_key]
@@ -424,6 +426,16 @@ def leaderboard_current(
         if fresh is not None and snapshot_is_current(fresh, state):
             snapshot, current = fresh, True
     return _served(study, snapshot, current, judges=judges, subset=subset, preset=preset)
+
+
+def _refitted_recently(snapshot: LeaderboardSnapshot | None) -> bool:
+    """A busy study is refitted at most once every REFIT_MIN_SECONDS (the page keeps showing
+    its snapshot as updating meanwhile); in-process Celery refits at once."""
+    from celery import current_app
+
+    if snapshot is None or current_app.conf.task_always_eager:
+        return False
+    return (timezone.now() - snapshot.created_at).total_seconds() < REFIT_MIN_SECONDS
 
 
 def _served(study, snapshot, current: bool, *, judges: str, subset: str, preset: str) -> dict:

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from ranking.models import LeaderboardSnapshot
 from ranking.tasks import refit_study
@@ -66,6 +68,8 @@ def test_a_stale_page_is_served_at_once_and_a_real_worker_brings_it_up_to_date(
     while services.leaderboard_current(built.study, judges="human")["status"] != "current":
         assert time.monotonic() < deadline, "the worker did not store the snapshot"
         time.sleep(0.25)
+    # A minute later (a busy study is refitted at most once a minute) a new judgment arrives.
+    LeaderboardSnapshot.objects.update(created_at=timezone.now() - timedelta(minutes=2))
     judge(built, 1, Y, judge="late-rater", strength=1)
     stale = services.leaderboard_current(built.study, judges="human")
     assert stale["status"] == "updating" and stale["refit"]["since"]

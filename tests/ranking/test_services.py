@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import math
+from datetime import timedelta
 
 import pytest
 from django.core.cache import cache
+from django.utils import timezone
 
 from annotation.models import Rater
 from ranking import selectors, services
@@ -275,6 +277,12 @@ def test_with_a_worker_a_stale_page_shows_the_last_snapshot_as_updating(
 ):
     services.snapshot_refit_study(study_id=built.study.pk, trigger="nightly")
     judge(built, 1, Y, judge="late-rater", strength=1)
+    # Within a minute of the last refit a busy study waits: shown as updating, none queued.
+    with django_capture_on_commit_callbacks(execute=True):
+        waiting = services.leaderboard_current(built.study, judges="all")
+    assert waiting["status"] == "updating" and waiting["refit"] is None
+    assert with_a_worker == []
+    LeaderboardSnapshot.objects.update(created_at=timezone.now() - timedelta(minutes=2))
     with django_capture_on_commit_callbacks(execute=True):
         shown = services.leaderboard_current(built.study, judges="all")
         again = services.leaderboard_current(built.study, judges="all")
