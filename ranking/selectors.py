@@ -165,10 +165,15 @@ def completions_frame(study: Study, *, label_set: int | None = None) -> pd.DataF
 
 
 def judgments_state(study: Study) -> dict:
-    """Cheap fingerprint of a study's inputs (for caches): last judgment id, count, the
-    number and id-sum of excluded raters (so a flag or an override changes it), and the
-    strategy label set the analyses use."""
-    state = Judgment.objects.filter(study=study).aggregate(last=Max("id"), n=Count("id"))
+    """Cheap fingerprint of a study's inputs (pages compare it with their snapshot's): the
+    last judgment id, the number and id-sum of excluded raters (so a flag or an override
+    changes it), the strategy label set the analyses use and the analysis settings.
+
+    Judgments are only ever added (imports and submissions create rows, nothing updates
+    them), so the last id says when there are new ones without counting a million rows. A
+    judgment deleted by hand in the Django admin is caught by the next refit (nightly, or
+    *Refit now*), whose fingerprint covers every id."""
+    state = Judgment.objects.filter(study=study).aggregate(last=Max("id"))
     excluded = (
         Rater.objects.filter(study=study)
         .alias(excluded=Coalesce("exclusion_override", "flagged", output_field=BooleanField()))
@@ -177,7 +182,6 @@ def judgments_state(study: Study) -> dict:
     )
     return {
         "last": state["last"],
-        "n": state["n"],
         "excluded": [excluded["n"], int(excluded["ids"] or 0)],
         "labels": label_state(study),
         # The study's analysis settings change what is counted and how: inputs too.
