@@ -372,8 +372,9 @@ def snapshot_request_refit(
     from heart_site.enqueue import enqueue
 
     wanted = [list(b) for b in boards] if boards else full_refit_boards()
+    inline = read_after and current_app.conf.task_always_eager
     pending = refit_pending(study)
-    if pending and all(b in pending["boards"] for b in wanted):
+    if pending and all(b in pending["boards"] for b in wanted) and not inline:
         return False
     mark = {
         "since": (pending or {}).get("since") or timezone.now().isoformat(),
@@ -382,7 +383,7 @@ def snapshot_request_refit(
     }
     cache.set(_pending_key(study.pk), mark, REFIT_PENDING_SECONDS)
     task = current_app.tasks[REFIT_TASK]  # by name: services never import their tasks
-    if read_after and current_app.conf.task_always_eager:
+    if inline:
         # In-process: the refit runs now, in this transaction, and the caller reads it next.
         enqueue(task, study.pk, trigger, wanted)
     else:
