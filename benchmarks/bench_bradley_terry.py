@@ -4,6 +4,11 @@ Run from the repository root:
 
     python benchmarks/bench_bradley_terry.py           # full run (a few minutes)
     python benchmarks/bench_bradley_terry.py --quick   # under a minute
+    python benchmarks/bench_bradley_terry.py --bootstrap-only   # the bootstrap table alone
+
+The bootstrap table fits 1,000 rounds in a fresh process per row and prints the time and the
+process's peak resident memory (RSS), for the paper's 18 systems and for 200 systems x
+1,000,000 comparisons, resampling contexts and resampling single comparisons.
 
 See benchmarks/README.md for what each peer reproduces.
 """
@@ -12,8 +17,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import platform
+import resource
+import subprocess
 import sys
 import time
 import warnings
@@ -179,6 +187,82 @@ def header(quick: bool, blas_threads: int | None) -> None:
     print("the reference MLE, and the true strengths the data were generated from\n")
 
 
+BOOTSTRAP_ROWS = [
+    # (label, systems, comparisons, contexts or 0 for none)
+    ("18 sys 42k", 18, 42_000, 300),
+    ("18 sys 42k", 18, 42_000, 0),
+    ("200 sys 1000k", 200, 1_000_000, 10_000),
+    ("200 sys 1000k", 200, 1_000_000, 0),
+]
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory (VmHWM; ru_maxrss survives exec on Linux, so a
+    child would report its parent's peak)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def bootstrap_child(k: int, n: int, contexts: int, rounds: int) -> None:
+    """In a fresh process: time 'rounds' bootstrap rounds, print JSON with the peak RSS."""
+    data = make_dataset("child", k=k, n=n, contexts=max(contexts, 1), seed=2)
+    frame = data.comparisons if contexts else data.comparisons.drop(columns="context")
+    before = peak_rss_mb()
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = bt.fit(frame, ci="bootstrap", bootstrap_rounds=rounds)
+    seconds = time.perf_counter() - start
+    peak = peak_rss_mb()
+    width = float((table["ci_high"] - table["ci_low"]).median())
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "rss_before_mb": before,
+                "peak_mb": peak,
+                "width": width,
+                "mc_error": float(table["ci_mc_error"].max()),
+            }
+        )
+    )
+
+
+def run_bootstrap_table(rounds: int, blas_threads: int | None) -> None:
+    print(f"\nBootstrap: {rounds} rounds, each row in a fresh process (time of the fit call;")
+    print("peak RSS of the whole process, data included; 'before' = RSS with the data loaded)")
+    print(
+        f"{'data':<14}{'resampling':<14}{'time s':>9}{'peak RSS MB':>13}{'before MB':>11}"
+        f"{'median CI width':>17}{'MC error max':>14}"
+    )
+    for label, k, n, contexts in BOOTSTRAP_ROWS:
+        command = [
+            sys.executable,
+            __file__,
+            "--child-bootstrap",
+            str(k),
+            str(n),
+            str(contexts),
+            str(rounds),
+        ]
+        if blas_threads:
+            command += ["--blas-threads", str(blas_threads)]
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        unit = "contexts" if contexts else "comparisons"
+        print(
+            f"{label:<14}{unit:<14}{result['seconds']:9.2f}{result['peak_mb']:13.0f}"
+            f"{result['rss_before_mb']:11.0f}{result['width']:17.2f}{result['mc_error']:14.2f}",
+            flush=True,
+        )
+
+
 def run(quick: bool) -> None:
     big_n = 200_000 if quick else 1_000_000
     paper = make_dataset("18 sys 42k", k=18, n=42_000, contexts=300, seed=1)
@@ -198,6 +282,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller data, fewer peer rounds")
     parser.add_argument(
+        "--bootstrap-only", action="store_true", help="only the bootstrap time/memory table"
+    )
+    parser.add_argument("--child-bootstrap", nargs=4, type=int, help=argparse.SUPPRESS)
+    parser.add_argument(
         "--blas-threads",
         type=int,
         default=None,
@@ -205,14 +293,20 @@ def main() -> None:
     )
     args = parser.parse_args()
     warnings.simplefilter("ignore", category=FutureWarning)
-    header(args.quick, args.blas_threads)
     limit = contextlib.nullcontext()
     if args.blas_threads:
         from threadpoolctl import threadpool_limits
 
         limit = threadpool_limits(limits=args.blas_threads, user_api="blas")
+    if args.child_bootstrap:
+        with limit:
+            bootstrap_child(*args.child_bootstrap)
+        return
+    header(args.quick, args.blas_threads)
     with limit:
-        run(args.quick)
+        if not args.bootstrap_only:
+            run(args.quick)
+    run_bootstrap_table(1000, args.blas_threads)
     print(f"\nload average at the end: {_load()}")
 
 

@@ -115,6 +115,29 @@ class Study(models.Model):
         ],
         default="both",
     )
+    # Analysis settings (the leaderboard's verdict rule, ranking.verdicts; docs/ranking.md).
+    human_majority_min = models.PositiveSmallIntegerField(
+        default=2,
+        help_text="Human verdicts a pair needs before its human majority counts (agreement).",
+    )
+    human_weight_share = models.FloatField(
+        default=0.5,
+        help_text="Share of the combined (all judges) board's weight given to human verdicts, "
+        "the rest to LLM judges: 0.5 weighs the two sources equally, whatever their counts "
+        "(the paper preset weighs every verdict alike instead).",
+    )
+    leaderboard_anchor = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="A system whose Elo is fixed at 1500, so adding a model never moves the "
+        "others. Blank: Elo centred on the mean, as in the paper.",
+    )
+    family_aliases = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Extra model-family aliases of this study, on top of the built-in table "
+        "(openai = gpt, anthropic = claude, google = gemini, meta = llama, ...).",
+    )
 
     class Meta:
         verbose_name_plural = "studies"
@@ -125,6 +148,13 @@ class Study(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(judgments_per_pair__gte=1), name="study_quota_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(human_weight_share__gt=0) & Q(human_weight_share__lt=1),
+                name="study_human_share_open_unit_interval",
+            ),
+            models.CheckConstraint(
+                condition=Q(human_majority_min__gte=1), name="study_majority_min_positive"
             ),
         ]
 

@@ -184,7 +184,7 @@ def _first_value(text: str, start: int):
         position += 1
     try:
         return decoder.raw_decode(text, position)[0]
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # cut off, or nested too deep to read here
         return None
 
 

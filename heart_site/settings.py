@@ -339,3 +339,6 @@ LOGGING = {
 # and the tests fall back to SECRET_KEY.
 PSEUDONYM_KEY_SET = bool(env.str("PSEUDONYM_KEY", default=""))
 PSEUDONYM_KEY = env.str("PSEUDONYM_KEY", default="") or SECRET_KEY
+# Where the built manual (make docs) is published, e.g. https://example.org/heart-docs/ (with
+# the trailing slash): pages then link their "how this is computed" notes to it.
+HEART_DOCS_URL = env.str("HEART_DOCS_URL", default="")

@@ -14,7 +14,13 @@ Input: a judgments DataFrame, one row per verdict, with columns
 
 Conventions shared by every function here: a verdict category is one of a / tie / b
 (a tie is its own category, never half of something); null verdicts are ignored; a judge
-counts once per item (if a judge has several rows for an item, the last row is used).
+counts once per item and order shown (``shown_left``): an LLM judge's two position-swapped
+verdicts are two votes, never one dropped (pass the frame through
+:func:`ranking.verdicts.counted` first to apply a study's rule, e.g. one consistent verdict);
+a repeated row for the same item, judge and order keeps the last. Every agreement rate comes
+with ties (a tie must be matched by a tie) and, as MT-Bench reports it, without ties
+(only cases where neither side is a tie). Intervals resample clusters (``cluster`` column,
+else ``context``, else items).
 """
 
 from __future__ import annotations
@@ -23,10 +29,9 @@ import itertools
 import math
 from dataclasses import asdict, dataclass
 
-import krippendorff
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
+from scipy.stats import binom
 from statsmodels.stats import inter_rater
 
 CATEGORIES = ["a", "tie", "b"]
@@ -50,20 +55,20 @@ class AgreementRate:
 # --------------------------------------------------------------------------- helpers
 
 
+def _one_per_vote(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per (item, judge, order shown): the two orders of an LLM judge both stay."""
+    keys = ["item", "judge", "shown_left"] if "shown_left" in rows.columns else ["item", "judge"]
+    return rows.drop_duplicates(keys, keep="last")
+
+
 def _verdicts(judgments: pd.DataFrame, kind: str | None, column: str = "winner") -> pd.DataFrame:
-    """Non-null verdicts of one judge kind (None = all), one per (item, judge)."""
+    """Non-null verdicts of one judge kind (None = all), one per (item, judge, order shown)."""
     rows = judgments if kind in (None, "all") else judgments[judgments["judge_kind"] == kind]
     if column not in rows.columns:
         return pd.DataFrame(columns=["item", "judge", "value"])
-    rows = rows[rows[column].notna()]
-    rows = rows.drop_duplicates(["item", "judge"], keep="last")
-    return pd.DataFrame(
-        {
-            "item": rows["item"].to_numpy(),
-            "judge": rows["judge"].to_numpy(),
-            "value": rows[column].to_numpy(dtype=object),
-        }
-    )
+    rows = _one_per_vote(rows[rows[column].notna()])
+    # Column dtypes are kept (categories stay categories: no per-row strings).
+    return rows[["item", "judge", column]].rename(columns={column: "value"}).reset_index(drop=True)
 
 
 def _count_table(verdicts: pd.DataFrame) -> pd.DataFrame:
@@ -170,24 +175,59 @@ def krippendorff_alpha(
 ) -> float:
     """Krippendorff's alpha of the overall verdict on the 5-point scale (paper 9.9).
 
-    Verdicts are mapped by :func:`five_point_scale`; the reliability data are judges x
-    items with missing cells. Ordinal by default (ties sit in the middle of the scale).
-    NaN when fewer than two items have two or more verdicts.
+    Verdicts are mapped by :func:`five_point_scale`, one per judge and item. Ordinal by
+    default (ties sit in the middle of the scale); "interval" and "nominal" also work.
+    Computed from each item's counts of the five values (see :func:`alpha_from_counts`),
+    which is what the `krippendorff` package computes from the judges x items matrix, without
+    building that matrix. NaN when no item has two or more verdicts, or a single value occurs.
     """
     rows = judgments if kind in (None, "all") else judgments[judgments["judge_kind"] == kind]
     rows = rows.assign(scale=five_point_scale(rows)).dropna(subset=["scale"])
     rows = rows.drop_duplicates(["item", "judge"], keep="last")
-    matrix = rows.pivot(index="judge", columns="item", values="scale")
-    pairable = (matrix.notna().sum(axis=0) >= 2).sum()
-    if pairable == 0 or rows["scale"].nunique() < 2:
+    if rows.empty:
         return math.nan
-    return float(
-        krippendorff.alpha(
-            reliability_data=matrix.to_numpy(dtype=float),
-            value_domain=[1.0, 2.0, 3.0, 4.0, 5.0],
-            level_of_measurement=level,
-        )
-    )
+    counts = rows.groupby(["item", "scale"]).size().unstack(fill_value=0)
+    counts = counts.reindex(columns=[1.0, 2.0, 3.0, 4.0, 5.0], fill_value=0)
+    return alpha_from_counts(counts.to_numpy(dtype=float), level=level)
+
+
+def alpha_from_counts(counts: np.ndarray, *, level: str = "ordinal") -> float:
+    """Krippendorff's alpha from an items x values table of counts (values in scale order).
+
+    Coincidences o_ck = sum over items with m >= 2 values of n_c (n_k - [c = k]) / (m - 1);
+    alpha = 1 - (n - 1) sum o_ck d_ck / sum n_c n_k d_ck with n_c = sum_k o_ck, and d the
+    squared distance of the level: nominal [c != k], interval (c - k)^2 on the ranks 1..5,
+    ordinal (sum of n_g for g from c to k - (n_c + n_k) / 2)^2 (Krippendorff 2011).
+    """
+    table = np.asarray(counts, dtype=float)
+    m = table.sum(axis=1)
+    table, m = table[m >= 2], m[m >= 2]
+    if len(table) == 0:
+        return math.nan
+    weighted = table / (m - 1.0)[:, None]
+    coincidence = weighted.T @ table - np.diag(weighted.sum(axis=0))
+    n_c = coincidence.sum(axis=1)
+    n = n_c.sum()
+    if (n_c > 0).sum() < 2:
+        return math.nan
+    delta = _distance(n_c, level)
+    expected = (np.outer(n_c, n_c) * delta).sum()
+    return float(1.0 - (n - 1.0) * (coincidence * delta).sum() / expected)
+
+
+def _distance(n_c: np.ndarray, level: str) -> np.ndarray:
+    values = np.arange(len(n_c), dtype=float)
+    if level == "nominal":
+        return 1.0 - np.eye(len(n_c))
+    if level == "interval":
+        return (values[:, None] - values[None, :]) ** 2
+    if level != "ordinal":
+        raise ValueError(f"level must be 'nominal', 'ordinal' or 'interval', not {level!r}")
+    cumulative = np.concatenate([[0.0], np.cumsum(n_c)])
+    low = np.minimum.outer(values, values).astype(int)
+    high = np.maximum.outer(values, values).astype(int)
+    between = cumulative[high + 1] - cumulative[low]
+    return (between - (n_c[:, None] + n_c[None, :]) / 2.0) ** 2
 
 
 # --------------------------------------------------------------------------- agreement rates
@@ -209,29 +249,44 @@ def inter_human_agreement(judgments: pd.DataFrame, *, column: str = "winner") ->
 
 
 def majority(
-    judgments: pd.DataFrame, kind: str | None = "human", *, column: str = "winner"
+    judgments: pd.DataFrame,
+    kind: str | None = "human",
+    *,
+    column: str = "winner",
+    min_verdicts: int = 1,
 ) -> pd.Series:
     """Per item, the strict plurality of a / tie / b among verdicts of ``kind``.
 
     None when the largest count is shared (e.g. 2 a, 2 b, 1 tie; or 1 a and 1 b), so an
-    item never gets a majority by an arbitrary tie-break. Indexed by item.
+    item never gets a majority by an arbitrary tie-break, and when the item has fewer than
+    ``min_verdicts`` verdicts of that kind. Indexed by item.
     """
-    verdicts = _verdicts(judgments, kind, column)
-    return _plurality(_count_table(verdicts))["winner"].rename("majority")
+    table = _count_table(_verdicts(judgments, kind, column))
+    plural = _plurality(table)["winner"]
+    plural[table.sum(axis=1) < min_verdicts] = None
+    return plural.rename("majority")
+
+
+def _units(judgments: pd.DataFrame, items: pd.Index) -> pd.Series:
+    """The resampling unit of each item: its cluster, else its context, else the item."""
+    for column in ("cluster", "context"):
+        if column in judgments.columns:
+            return judgments.drop_duplicates("item").set_index("item")[column].reindex(items)
+    return pd.Series(items, index=items)
 
 
 def _bootstrap_rate(
     matches: pd.Series, units: pd.Series, n_boot: int, seed: int, alpha: float
 ) -> tuple[float, float]:
-    """Percentile interval of a match rate, resampling units (contexts or items)."""
+    """Percentile interval of a match rate (mean over cases), resampling units."""
     if n_boot <= 0 or len(matches) == 0:
         return math.nan, math.nan
     grouped = matches.astype(float).groupby(units.to_numpy())
     hits, counts = grouped.sum().to_numpy(), grouped.count().to_numpy(dtype=float)
     rng = np.random.default_rng(seed)
-    draws = rng.multinomial(len(hits), np.full(len(hits), 1.0 / len(hits)), size=n_boot)
+    picks = rng.integers(0, len(hits), (n_boot, len(hits)))
     with np.errstate(invalid="ignore", divide="ignore"):
-        rates = (draws @ hits) / (draws @ counts)
+        rates = hits[picks].sum(axis=1) / counts[picks].sum(axis=1)
     low, high = np.nanpercentile(rates, [100 * alpha / 2, 100 * (1 - alpha / 2)])
     return float(low), float(high)
 
@@ -243,94 +298,126 @@ def human_llm_agreement(
     seed: int = 0,
     alpha: float = 0.05,
     ambiguous: bool = False,
+    ties: bool = True,
+    min_human: int = 2,
 ) -> AgreementRate:
     """Share of items where the LLM-ensemble majority matches the human majority (paper 9.9).
 
-    Counted over items having both a human and an LLM strict-plurality majority (see
-    :func:`majority`; a tie is a category, so a "tie" majority must be matched by "tie").
-    ``ambiguous=True`` keeps only items whose human majority is not clear, i.e. holds less
-    than ``CLEAR_MAJORITY`` of the human verdicts (3 of 5). The interval is a percentile
-    bootstrap resampling contexts when a ``context`` column is present, else items.
+    Counted over items having both a human majority (a strict plurality of at least
+    ``min_human`` human verdicts) and an LLM strict-plurality majority (every LLM verdict a
+    vote, both orders of a swapped pair included); see :func:`majority`. ``ties=True``: a tie
+    is a category, so a "tie" majority must be matched by "tie"; ``ties=False`` (MT-Bench's
+    "without tie"): only items where neither majority is a tie. ``ambiguous=True`` keeps only
+    items whose human majority is not clear, i.e. holds less than ``CLEAR_MAJORITY`` of the
+    human verdicts (3 of 5). The interval is a percentile bootstrap resampling clusters.
     """
-    humans = _plurality(_count_table(_verdicts(judgments, "human")))
+    table = _count_table(_verdicts(judgments, "human"))
+    humans = _plurality(table)[table.sum(axis=1) >= min_human]
     llms = majority(judgments, "llm")
     both = humans.join(llms, how="inner").dropna(subset=["winner", "majority"])
     if ambiguous:
         both = both[both["share"] < CLEAR_MAJORITY]
+    if not ties:
+        both = both[(both["winner"] != "tie") & (both["majority"] != "tie")]
     if both.empty:
         return AgreementRate(math.nan, 0)
     matches = pd.Series(both["winner"].to_numpy() == both["majority"].to_numpy(), index=both.index)
-    units = pd.Series(both.index, index=both.index)
-    if "context" in judgments.columns:
-        context_of = judgments.drop_duplicates("item").set_index("item")["context"]
-        units = context_of.reindex(both.index)
-    low, high = _bootstrap_rate(matches, units, n_boot, seed, alpha)
+    low, high = _bootstrap_rate(matches, _units(judgments, both.index), n_boot, seed, alpha)
     return AgreementRate(float(matches.mean()), len(matches), low, high)
 
 
-def llm_judge_human_agreement(judgments: pd.DataFrame) -> dict[str, AgreementRate]:
-    """Per LLM judge: share of items with a human majority where its winner matches it.
+def llm_judge_human_agreement(
+    judgments: pd.DataFrame, *, ties: bool = True, min_human: int = 2
+) -> dict[str, AgreementRate]:
+    """Per LLM judge: over its verdicts on items with a human majority, the share matching it.
 
-    The per-judge counterpart of :func:`human_llm_agreement` (paper 4.4 reports the average
-    over judges, 78.7%, and names the judges that agree most and least with humans).
+    Every verdict counts (a judge's two orders are two verdicts, so a pair it judged
+    inconsistently scores a half). ``ties=False`` leaves out verdicts and majorities that are
+    ties. ``n`` counts verdicts. The per-judge counterpart of :func:`human_llm_agreement`.
     """
-    humans = majority(judgments, "human").dropna()
-    votes = _llm_votes(judgments, "judge")
-    result: dict[str, AgreementRate] = {}
-    for judge in sorted(votes.columns, key=str):
-        both = pd.concat([votes[judge], humans], axis=1, join="inner").dropna()
-        if len(both):
-            same = (both.iloc[:, 0] == both.iloc[:, 1]).mean()
-            result[str(judge)] = AgreementRate(float(same), len(both))
-    return result
+    humans = majority(judgments, "human", min_verdicts=min_human).dropna()
+    votes = _verdicts(judgments, "llm")
+    votes = votes[votes["item"].isin(humans.index)]
+    if not ties:
+        votes = votes[(votes["value"] != "tie") & (votes["item"].map(humans) != "tie")]
+    same = votes["value"].to_numpy(dtype=object) == votes["item"].map(humans).to_numpy(dtype=object)
+    rates = pd.Series(same, index=votes.index).groupby(votes["judge"].to_numpy())
+    return {
+        str(judge): AgreementRate(float(group.mean()), len(group))
+        for judge, group in sorted(rates, key=lambda kv: str(kv[0]))
+    }
 
 
-def _llm_votes(judgments: pd.DataFrame, by: str) -> pd.DataFrame:
-    """Items x LLM judges (or judge families) table of winners; a family votes by plurality."""
+def _llm_counts(judgments: pd.DataFrame, by: str) -> pd.DataFrame:
+    """(item, judge or family) x a / tie / b counts of LLM verdicts."""
     rows = judgments[(judgments["judge_kind"] == "llm") & judgments["winner"].notna()]
-    rows = rows.drop_duplicates(["item", "judge"], keep="last")
-    if rows.empty:
-        return pd.DataFrame()
-    if by == "judge":
-        return rows.pivot(index="item", columns="judge", values="winner")
+    if by not in rows.columns:
+        return pd.DataFrame(columns=CATEGORIES)
+    rows = _one_per_vote(rows[rows[by].notna()])
     counts = rows.groupby(["item", by, "winner"]).size().unstack("winner", fill_value=0)
-    plural = _plurality(counts.reindex(columns=CATEGORIES, fill_value=0))["winner"]
-    return plural.unstack(by)
+    return counts.reindex(columns=CATEGORIES, fill_value=0)
+
+
+def _pair_agreement(left: np.ndarray, right: np.ndarray, ties: bool) -> np.ndarray:
+    """Per item, the share of (left vote, right vote) pairs that agree (counts: items x a/tie/b).
+
+    Without ties, only pairs where neither vote is a tie count (NaN when there is none).
+    """
+    if not ties:
+        left, right = left[:, [0, 2]], right[:, [0, 2]]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (left * right).sum(axis=1) / (left.sum(axis=1) * right.sum(axis=1))
 
 
 def cross_judge_agreement(
-    judgments: pd.DataFrame, *, by: str = "judge"
+    judgments: pd.DataFrame, *, by: str = "judge", ties: bool = True
 ) -> dict[str, AgreementRate]:
     """Agreement between every pair of LLM judges (``by="judge_family"``: judge families).
 
-    For the pair "X|Y" (names sorted): over items both judged, the share of identical
-    winners (a / tie / b; tie only matches tie). Pairs that share no item are left out.
+    For the pair "X|Y" (names sorted): over items both judged, the mean share of agreeing
+    (X vote, Y vote) pairs, every vote counted (a judge's two orders are two votes; a tie only
+    matches a tie). ``ties=False`` counts only pairs of votes where neither is a tie. Pairs
+    that share no item are left out.
     """
-    votes = _llm_votes(judgments, by)
+    counts = _llm_counts(judgments, by)
     result: dict[str, AgreementRate] = {}
-    for left, right in itertools.combinations(sorted(votes.columns, key=str), 2):
-        both = votes[[left, right]].dropna()
-        if len(both):
-            same = (both[left] == both[right]).mean()
-            result[f"{left}|{right}"] = AgreementRate(float(same), len(both))
+    if counts.empty:
+        return result
+    names = sorted(counts.index.get_level_values(by).unique(), key=str)
+    per = {name: counts.xs(name, level=by) for name in names}
+    for left, right in itertools.combinations(names, 2):
+        items = per[left].index.intersection(per[right].index)
+        if not len(items):
+            continue
+        shares = _pair_agreement(
+            per[left].loc[items].to_numpy(float), per[right].loc[items].to_numpy(float), ties
+        )
+        shares = shares[~np.isnan(shares)]
+        if len(shares):
+            result[f"{left}|{right}"] = AgreementRate(float(shares.mean()), len(shares))
     return result
 
 
 def three_way_agreement(judgments: pd.DataFrame, *, by: str = "judge") -> AgreementRate:
-    """Share of items with verdicts from >= 3 LLM judges (or families) on which all agree."""
-    votes = _llm_votes(judgments, by)
-    if votes.empty:
+    """Share of items with verdicts from >= 3 LLM judges (or families) on which every vote
+    agrees (a judge's two orders included)."""
+    counts = _llm_counts(judgments, by)
+    if counts.empty:
         return AgreementRate(math.nan, 0)
-    judged = votes.notna().sum(axis=1)
-    votes = votes[judged >= 3]
-    if votes.empty:
+    judges = counts.groupby(level="item").size()
+    totals = counts.groupby(level="item").sum()[judges >= 3]
+    if totals.empty:
         return AgreementRate(math.nan, 0)
-    # Unanimous: every present verdict equals the row's first present one (vectorised nunique).
-    values = votes.to_numpy(dtype=object)
-    present = votes.notna().to_numpy()
-    first = values[np.arange(len(values)), present.argmax(axis=1)][:, None]
-    unanimous = ((values == first) | ~present).all(axis=1)
-    return AgreementRate(float(unanimous.mean()), len(votes))
+    unanimous = (totals > 0).sum(axis=1) == 1
+    return AgreementRate(float(unanimous.mean()), len(totals))
+
+
+def two_sided_half_p(k: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Exact two-sided binomial test p-values against 1/2, vectorised: the distribution is
+    symmetric, so p = min(1, 2 min(P(X <= k), P(X >= k))) (scipy's binomtest, one at a time)."""
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    tail = np.minimum(binom.cdf(k, n, 0.5), binom.sf(k - 1, n, 0.5))
+    return np.minimum(1.0, 2.0 * tail)
 
 
 def position_bias(judgments: pd.DataFrame, *, kind: str | None = None) -> pd.DataFrame:
@@ -348,10 +435,7 @@ def position_bias(judgments: pd.DataFrame, *, kind: str | None = None) -> pd.Dat
     grouped = chose_left.groupby(rows["judge"])
     frame = pd.DataFrame({"n": grouped.size(), "left": grouped.sum()})
     frame["left_share"] = frame["left"] / frame["n"]
-    frame["p_value"] = [
-        binomtest(int(k), int(n), 0.5).pvalue
-        for k, n in zip(frame["left"], frame["n"], strict=True)
-    ]
+    frame["p_value"] = two_sided_half_p(frame["left"].to_numpy(), frame["n"].to_numpy())
     kinds = rows.drop_duplicates("judge").set_index("judge")["judge_kind"]
     frame.insert(0, "judge_kind", kinds.reindex(frame.index))
     frame.index.name = "judge"
@@ -361,39 +445,49 @@ def position_bias(judgments: pd.DataFrame, *, kind: str | None = None) -> pd.Dat
 # --------------------------------------------------------------------------- summary
 
 
-def agreement_summary(judgments: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -> dict:
+def agreement_summary(
+    judgments: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, min_human: int = 2
+) -> dict:
     """Every agreement statistic of this module in one JSON-serialisable dict (NaN -> None).
 
     Keys: ``fleiss_kappa`` (human, overall verdict), ``fleiss_kappa_axes`` ({axis: kappa}
     for the axis columns present), ``krippendorff_alpha`` (human, ordinal 5-point),
-    ``inter_human_agreement`` and ``inter_human_n``, ``human_llm_agreement`` and
-    ``human_llm_agreement_ambiguous`` ({rate, ci_low, ci_high, n}),
-    ``llm_judge_human_agreement`` ({judge: rate}, see :func:`llm_judge_human_agreement`),
-    ``cross_judge_agreement`` ({"X|Y": rate}) and ``cross_judge_n``,
-    ``three_way_agreement`` and ``three_way_n``, ``position_bias`` ({judge: left share}).
+    ``inter_human_agreement`` and ``inter_human_n``, ``human_llm_agreement``,
+    ``human_llm_agreement_no_ties`` and ``human_llm_agreement_ambiguous`` ({rate, ci_low,
+    ci_high, n}), ``llm_judge_human_agreement`` ({judge: rate}, see
+    :func:`llm_judge_human_agreement`), ``cross_judge_agreement`` and
+    ``cross_judge_agreement_no_ties`` ({"X|Y": rate}) with ``cross_judge_n``,
+    ``three_way_agreement`` and ``three_way_n``, ``position_bias`` ({judge: left share}),
+    ``human_majority_min_verdicts``.
     """
     axes = [axis for axis in AXES if f"axis_{axis}" in judgments.columns]
     inter_human = inter_human_agreement(judgments)
     cross = cross_judge_agreement(judgments)
+    cross_no_ties = cross_judge_agreement(judgments, ties=False)
     three_way = three_way_agreement(judgments)
     bias = position_bias(judgments)
+    rate = {"n_boot": n_boot, "seed": seed, "min_human": min_human}
     summary = {
         "fleiss_kappa": fleiss_kappa(judgments),
         "fleiss_kappa_axes": {a: fleiss_kappa(judgments, column=f"axis_{a}") for a in axes},
         "krippendorff_alpha": krippendorff_alpha(judgments),
         "inter_human_agreement": inter_human.rate,
         "inter_human_n": inter_human.n,
-        "human_llm_agreement": asdict(human_llm_agreement(judgments, n_boot=n_boot, seed=seed)),
+        "human_llm_agreement": asdict(human_llm_agreement(judgments, **rate)),
+        "human_llm_agreement_no_ties": asdict(human_llm_agreement(judgments, ties=False, **rate)),
         "human_llm_agreement_ambiguous": asdict(
-            human_llm_agreement(judgments, n_boot=n_boot, seed=seed, ambiguous=True)
+            human_llm_agreement(judgments, ambiguous=True, **rate)
         ),
         "llm_judge_human_agreement": {
-            judge: r.rate for judge, r in llm_judge_human_agreement(judgments).items()
+            judge: r.rate
+            for judge, r in llm_judge_human_agreement(judgments, min_human=min_human).items()
         },
         "cross_judge_agreement": {pair: r.rate for pair, r in cross.items()},
+        "cross_judge_agreement_no_ties": {pair: r.rate for pair, r in cross_no_ties.items()},
         "cross_judge_n": {pair: r.n for pair, r in cross.items()},
         "three_way_agreement": three_way.rate,
         "three_way_n": three_way.n,
         "position_bias": bias["left_share"].to_dict(),
+        "human_majority_min_verdicts": min_human,
     }
     return _nan_to_none(summary)

@@ -38,22 +38,22 @@ def _with_systems(judgments: pd.DataFrame, pairs) -> pd.DataFrame:
     return judgments.join(pairs[["system_a", "system_b"]], on="item", how="inner")
 
 
-def _side_scores(frame: pd.DataFrame, column: str) -> pd.DataFrame:
-    """Long table (system, score) with 1 / 0.5 / 0 per side of each non-null verdict."""
+def _side_sums(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Per system: the sum of its 1 / 0.5 / 0 scores on ``column`` and the number of them."""
     rows = frame[frame[column].isin(["a", "b", "tie"])]
     verdict = rows[column].to_numpy(dtype=object)
-    score_a = np.select([verdict == "a", verdict == "tie"], [1.0, 0.5], default=0.0)
-    return pd.DataFrame(
-        {
-            "system": np.concatenate([rows["system_a"].to_numpy(), rows["system_b"].to_numpy()]),
-            "score": np.concatenate([score_a, 1.0 - score_a]),
-        }
-    )
+    score_a = pd.Series(np.select([verdict == "a", verdict == "tie"], [1.0, 0.5], 0.0), rows.index)
+    parts = []
+    for side, score in (("system_a", score_a), ("system_b", 1.0 - score_a)):
+        sums = score.groupby(rows[side], observed=True).agg(["sum", "count"])
+        parts.append(sums.set_axis(sums.index.astype(object)))  # plain labels: sides differ
+    return parts[0].add(parts[1], fill_value=0.0)
 
 
 def win_rates(frame: pd.DataFrame, column: str = "winner") -> pd.Series:
     """Per system, the share of its verdicts on ``column`` it won (ties count half)."""
-    return _side_scores(frame, column).groupby("system")["score"].mean()
+    sums = _side_sums(frame, column)
+    return (sums["sum"] / sums["count"]).rename_axis("system")
 
 
 def axis_win_rates(
@@ -262,21 +262,22 @@ def percentile_ranks(values: pd.Series) -> pd.Series:
 
 def axis_comparisons(judgments: pd.DataFrame, axis: str) -> pd.DataFrame:
     """Bradley–Terry input from one axis's marks: one comparison per judgment with a verdict
-    on the axis (``axis_H`` ...), unweighted, with its context for the bootstrap."""
+    on the axis (``axis_H`` ...), unweighted, with its context and cluster for the bootstrap."""
     column = f"axis_{axis}"
     if column not in judgments.columns:
         return pd.DataFrame(columns=["system_a", "system_b", "winner", "weight", "context"])
     rows = judgments[judgments[column].isin(["a", "b", "tie"])]
     frame = pd.DataFrame(
         {
-            "system_a": rows["system_a"].to_numpy(),
-            "system_b": rows["system_b"].to_numpy(),
-            "winner": rows[column].to_numpy(),
+            "system_a": rows["system_a"].array,
+            "system_b": rows["system_b"].array,
+            "winner": rows[column].array,
             "weight": 1.0,
         }
     )
-    if "context" in rows.columns:
-        frame["context"] = rows["context"].to_numpy()
+    for extra in ("context", "cluster"):
+        if extra in rows.columns:
+            frame[extra] = rows[extra].array
     return frame
 
 

@@ -10,16 +10,19 @@ from rest_framework.views import APIView
 from completions.access import IsStudyAdmin, access_study_for_admin
 
 from . import services
-from .models import JudgeFilter, SubsetFilter
+from .models import JudgeFilter, Preset, SubsetFilter
 
 
 class LeaderboardQuerySerializer(serializers.Serializer):
     judges = serializers.ChoiceField(choices=JudgeFilter.choices, default=JudgeFilter.ALL)
     subset = serializers.ChoiceField(choices=SubsetFilter.choices, default=SubsetFilter.ALL)
+    preset = serializers.ChoiceField(choices=Preset.choices, default=Preset.DEFAULT)
 
 
 class LeaderboardApi(APIView):
-    """GET /studio/api/studies/<slug>/leaderboard/?judges=human|llm|all&subset=..."""
+    """GET /studio/api/studies/<slug>/leaderboard/?judges=human|llm|all&subset=...&preset=...
+
+    Served from the latest stored snapshot (``status``: current, updating or computing)."""
 
     permission_classes = [IsStudyAdmin]
     heart_role = "study_admin"

@@ -3,22 +3,23 @@
 Pure numpy/pandas/scipy: no Django import. The likelihood only depends on the
 aggregated weight of each (system_a, system_b, outcome) cell, so the comparisons
 are aggregated once into K x K matrices and the small problem is solved by Newton's
-method with the exact Hessian. The bootstrap resamples dialogue contexts (paper 9.12)
-and fits every round at once with a batched Newton solver.
+method with the exact Hessian. The bootstrap (`ranking.bootstrap`) resamples source
+conversations (paper 9.12) and fits every round from its aggregates with a batched solver.
 
 Model ("half" ties, the paper's): Pr(i beats j) = exp(theta_i) / (exp(theta_i) + exp(theta_j));
 a tie counts as half a win for each side. Model ("davidson", Davidson 1970):
 Pr(i beats j) = pi_i / (pi_i + pi_j + nu sqrt(pi_i pi_j)), Pr(tie) = nu sqrt(pi_i pi_j) / (...),
 with pi = exp(theta) and the tie parameter nu estimated with theta.
 
-Elo = 400 (theta - mean theta) / ln 10 + 1500, exactly as in the paper.
+Elo = 400 (theta - mean theta) / ln 10 + 1500, exactly as in the paper; with an anchor,
+Elo = 400 (theta - theta_anchor) / ln 10 + 1500, so adding a system never moves the others.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -26,6 +27,8 @@ import pandas as pd
 from scipy import stats
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+
+from . import bootstrap
 
 ELO_SCALE = 400.0 / math.log(10.0)
 ELO_BASE = 1500.0
@@ -37,7 +40,20 @@ ELO_BASE = 1500.0
 DEFAULT_PRIOR = 1e-4
 
 WINNER_CODES = {"a": 0, "b": 1, "tie": 2}
-OUTPUT_COLUMNS = ["theta", "elo", "se", "ci_low", "ci_high", "n", "wins", "win_rate"]
+OUTPUT_COLUMNS = [
+    "theta",
+    "elo",
+    "se",
+    "ci_low",
+    "ci_high",
+    "n",
+    "wins",
+    "win_rate",
+    "clusters",
+    "ci_mc_error",
+    "rank_low",
+    "rank_high",
+]
 
 TieModel = Literal["half", "davidson"]
 CiMethod = Literal["fisher", "paper", "bootstrap"]
@@ -447,69 +463,23 @@ def _centred_covariance(hess: np.ndarray, k: int) -> np.ndarray:
     return cov - cov.mean(axis=0) - cov.mean(axis=1, keepdims=True) + cov.mean()
 
 
-def _bootstrap_units(enc: _Encoded, comparisons: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Resampling units: (unit index per comparison, multiplicity of each unit).
-
-    With a ``context`` column a unit is a dialogue context (paper 9.12). Without one,
-    single comparisons are resampled; comparisons sharing cell and weight are
-    interchangeable, so they are pooled into one unit drawn with its multiplicity.
-    """
-    if "context" in comparisons.columns:
-        unit, uniques = pd.factorize(comparisons["context"], use_na_sentinel=False)
-        return unit, np.ones(len(uniques))
-    key = pd.MultiIndex.from_arrays([_cells(enc), enc.weight])
-    unit, uniques = pd.factorize(key)
-    return unit, np.bincount(unit).astype(float)
-
-
-def _bootstrap_elos(
-    enc: _Encoded,
-    comparisons: pd.DataFrame,
-    theta_hat: np.ndarray,
-    *,
-    ties: TieModel,
-    rounds: int,
-    seed: int,
-    prior: float,
-) -> np.ndarray:
-    """Elo of each system in each bootstrap round, shape (rounds, K)."""
-    k = len(enc.systems)
-    unit, multiplicity = _bootstrap_units(enc, comparisons)
-    n_units = len(multiplicity)
-    cells = _cells(enc)
-    used_cells, cell_idx = np.unique(cells, return_inverse=True)
-    # unit x cell weight matrix, built once; each round is a reweighting of its rows.
-    unit_cells = np.zeros((n_units, len(used_cells)))
-    np.add.at(unit_cells, (unit, cell_idx), enc.weight)
-    unit_cells /= multiplicity[:, None]
-    rng = np.random.default_rng(seed)
-    draws = rng.multinomial(int(multiplicity.sum()), multiplicity / multiplicity.sum(), size=rounds)
-    boot_cells = draws.astype(float) @ unit_cells
-    full = np.zeros((rounds, k * k * 3))
-    full[:, used_cells] = boot_cells
-    wins, tie_m = _matrices_from_cells(full, k)
-    if ties == "half":
-        return elo_from_theta(_batched_half(wins + tie_m / 2.0, theta_hat, prior))
-    thetas = [
-        fit_matrix(w, ties=t, tie_model="davidson", prior=prior, theta0=theta_hat)[0]
-        for w, t in zip(wins, tie_m, strict=True)
-    ]
-    return elo_from_theta(np.array(thetas))
-
-
-def _batched_half(wins: np.ndarray, theta_hat: np.ndarray, prior: float) -> np.ndarray:
-    # Bound the (rounds x K x K) working set to ~4M floats per block.
-    rounds, k = wins.shape[0], wins.shape[1]
-    block = max(1, 4_000_000 // (k * k))
-    out = np.empty((rounds, k))
-    for start in range(0, rounds, block):
-        chunk = wins[start : start + block]
-        theta0 = np.broadcast_to(theta_hat, (len(chunk), k))
-        out[start : start + block], _ = _newton_half(chunk, theta0, prior, tol=1e-8)
-    return out
-
-
 # --------------------------------------------------------------------------- entry point
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A fit with what the bootstrap saw: ``table`` is :func:`fit`'s result; ``draws`` the Elo
+    of every system in every bootstrap round (rounds x systems, columns named; None without a
+    bootstrap), read on the table's scale (see :mod:`ranking.bootstrap`); ``reference`` the
+    systems each round was centred on; ``unit`` what was resampled ("clusters",
+    "comparisons", "batches"; None without a bootstrap); ``covariance`` the Elo covariance of
+    the systems (Elo^2; Fisher intervals only)."""
+
+    table: pd.DataFrame
+    draws: pd.DataFrame | None = None
+    reference: list[str] = field(default_factory=list)
+    unit: str | None = None
+    covariance: pd.DataFrame | None = None
 
 
 def fit(
@@ -521,55 +491,167 @@ def fit(
     seed: int = 0,
     alpha: float = 0.05,
     prior: float = DEFAULT_PRIOR,
+    anchor: str | None = None,
 ) -> pd.DataFrame:
     """Fit a Bradley–Terry model and return an Elo leaderboard.
 
     ``comparisons``: one row per verdict with ``system_a``, ``system_b``, ``winner``
-    ("a" | "b" | "tie"), optional ``weight`` (default 1) and optional ``context`` (the
-    bootstrap resamples contexts when present, else single comparisons).
+    ("a" | "b" | "tie"), optional ``weight`` (default 1) and optional ``cluster`` or
+    ``context``: the bootstrap resamples clusters when present (else contexts, else single
+    comparisons; see :mod:`ranking.bootstrap`).
 
     ``ties``: "half" (a tie is half a win to each side) or "davidson" (estimated tie
     parameter, reported in ``result.attrs["nu"]``).
     ``ci``: "fisher" (inverse observed information, for the centred theta),
     "paper" (SE = sqrt(1/n_i) on theta, paper 9.8), "bootstrap" (percentile interval of
-    ``bootstrap_rounds`` resamples) or None (NaN intervals).
+    ``bootstrap_rounds`` resamples, each centred on the well-connected systems or the anchor)
+    or None (NaN intervals).
     ``prior``: precision of the Gaussian prior on theta (see ``DEFAULT_PRIOR``).
+    ``anchor``: a system whose Elo is fixed at 1500 (others read relative to it); None
+    centres on the mean theta as the paper does.
 
     Returns a DataFrame indexed by ``system``, sorted by Elo (highest first), with
     ``theta`` (centred), ``elo``, ``se`` (Elo scale), ``ci_low``/``ci_high`` (Elo scale,
     level 1 - alpha), ``n`` (comparisons involving the system, unweighted), ``wins``
-    (weighted, ties counted half) and ``win_rate`` (wins / weight of its comparisons).
-    Emits :class:`BradleyTerryWarning` when some estimates exist only thanks to the prior.
+    (weighted, ties counted half), ``win_rate`` (wins / weight of its comparisons),
+    ``rank_low``/``rank_high`` (the rank interval the intervals allow, see
+    :func:`ranking.bootstrap.rank_intervals`), and with a bootstrap ``clusters`` (resampling
+    units the system appears in) and ``ci_mc_error`` (Monte Carlo error of its bounds).
+    Emits :class:`BradleyTerryWarning` when some estimates exist only thanks to the prior, and
+    when a bootstrap interval rests on too few clusters.
     """
+    return fit_detailed(
+        comparisons,
+        ties=ties,
+        ci=ci,
+        bootstrap_rounds=bootstrap_rounds,
+        seed=seed,
+        alpha=alpha,
+        prior=prior,
+        anchor=anchor,
+    ).table
+
+
+def fit_detailed(
+    comparisons: pd.DataFrame,
+    *,
+    ties: TieModel = "half",
+    ci: CiMethod | None = "fisher",
+    bootstrap_rounds: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+    prior: float = DEFAULT_PRIOR,
+    anchor: str | None = None,
+) -> Fit:
+    """:func:`fit`, keeping the bootstrap rounds (see :class:`Fit`)."""
     if len(comparisons) == 0:
-        return pd.DataFrame(columns=OUTPUT_COLUMNS, index=pd.Index([], name="system"))
+        return Fit(pd.DataFrame(columns=OUTPUT_COLUMNS, index=pd.Index([], name="system")))
+    if ci not in ("fisher", "paper", "bootstrap", None):
+        raise ValueError(f"ci must be 'fisher', 'paper', 'bootstrap' or None, not {ci!r}")
     enc = _encode(comparisons)
+    anchor_at = _anchor_index(enc.systems, anchor)
     agg = _aggregate_encoded(enc, ties)
     _check_graph(agg)
     theta, hess, info = fit_matrix(agg.wins, ties=agg.ties, tie_model=ties, prior=prior)
     k = len(theta)
-    elo = elo_from_theta(theta)
-    z = stats.norm.ppf(1.0 - alpha / 2.0)
-    se = np.full(k, np.nan)
-    low = high = np.full(k, np.nan)
-    if ci == "fisher":
-        se = ELO_SCALE * np.sqrt(np.clip(np.diag(_centred_covariance(hess, k)), 0.0, None))
-    elif ci == "paper":
-        se = ELO_SCALE * np.sqrt(1.0 / np.maximum(agg.n, 1))
-    elif ci == "bootstrap":
-        boot = _bootstrap_elos(
-            enc, comparisons, theta, ties=ties, rounds=bootstrap_rounds, seed=seed, prior=prior
+    elo = bootstrap.point_elo(theta, anchor_at)
+    nan = np.full(k, np.nan)
+    extra = {"clusters": nan, "ci_mc_error": nan}
+    result = Fit(table=pd.DataFrame())
+    if ci == "bootstrap":
+        result, se, low, high, extra = _bootstrap(
+            enc, comparisons, theta, ties, bootstrap_rounds, seed, alpha, prior, anchor_at
         )
-        se = boot.std(axis=0, ddof=1)
-        low, high = np.percentile(boot, [100 * alpha / 2, 100 * (1 - alpha / 2)], axis=0)
-    elif ci is not None:
-        raise ValueError(f"ci must be 'fisher', 'paper', 'bootstrap' or None, not {ci!r}")
-    if ci in ("fisher", "paper"):
+    else:
+        covariance = _elo_covariance(hess, k, anchor_at) if ci == "fisher" else None
+        se = _asymptotic_se(ci, covariance, agg)
+        z = stats.norm.ppf(1.0 - alpha / 2.0)
         low, high = elo - z * se, elo + z * se
-    return _result_frame(agg, theta, elo, se, low, high, info)
+        if covariance is not None:
+            result = Fit(
+                table=result.table,
+                covariance=pd.DataFrame(covariance, index=enc.systems, columns=enc.systems),
+            )
+    if anchor_at is not None:
+        info["anchor"] = str(enc.systems[anchor_at])
+    table = _result_frame(agg, theta, elo, se, low, high, info, extra)
+    return Fit(table, result.draws, result.reference, result.unit, result.covariance)
 
 
-def _result_frame(agg, theta, elo, se, low, high, info) -> pd.DataFrame:
+def _anchor_index(systems: pd.Index, anchor: str | None) -> int | None:
+    if anchor is None:
+        return None
+    if anchor not in systems:
+        raise ValueError(f"anchor {anchor!r} is not among the compared systems")
+    return int(systems.get_loc(anchor))
+
+
+def _elo_covariance(hess: np.ndarray, k: int, anchor_at: int | None) -> np.ndarray:
+    """Covariance of the Elo ratings (Elo^2) from the observed information: of theta minus its
+    mean, or with an anchor of theta minus the anchor's theta (the anchor's own is 0)."""
+    cov = _centred_covariance(hess, k)
+    if anchor_at is not None:
+        column = cov[:, anchor_at : anchor_at + 1]
+        cov = cov - column - column.T + cov[anchor_at, anchor_at]
+    return ELO_SCALE**2 * cov
+
+
+def _asymptotic_se(ci, covariance: np.ndarray | None, agg: Aggregate) -> np.ndarray:
+    if covariance is not None:
+        return np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    if ci == "paper":
+        return ELO_SCALE * np.sqrt(1.0 / np.maximum(agg.n, 1))
+    return np.full(len(agg.systems), np.nan)
+
+
+def _bootstrap(enc, comparisons, theta, ties, rounds, seed, alpha, prior, anchor_at):
+    column = next((c for c in ("cluster", "context") if c in comparisons.columns), None)
+    clusters = None if column is None else comparisons[column].to_numpy()
+    k = len(theta)
+    design = bootstrap.design(
+        enc.a, enc.b, enc.outcome, enc.weight, k, clusters=clusters, seed=seed
+    )
+    davidson = None
+    if ties == "davidson":
+
+        def davidson(wins, tie_m, theta0):
+            return fit_matrix(wins, ties=tie_m, tie_model="davidson", prior=prior, theta0=theta0)[0]
+
+    thetas = bootstrap.bootstrap_thetas(
+        design, theta, rounds=rounds, seed=seed, prior=prior, davidson_fit=davidson
+    )
+    reference = bootstrap.reference_systems(design.clusters)
+    draws = bootstrap.round_elos(thetas, theta, reference=reference, anchor=anchor_at)
+    low, high = bootstrap.percentile_interval(draws, alpha)
+    extra = {
+        "clusters": design.clusters.astype(float),
+        "ci_mc_error": bootstrap.monte_carlo_error(draws, alpha),
+    }
+    if design.unit_kind == "clusters":
+        _warn_few_clusters(enc.systems, design.clusters)
+    result = Fit(
+        table=pd.DataFrame(),
+        draws=pd.DataFrame(draws, columns=enc.systems),
+        reference=[str(s) for s in enc.systems[reference]]
+        if anchor_at is None
+        else [str(enc.systems[anchor_at])],
+        unit=design.unit_kind,
+    )
+    return result, draws.std(axis=0, ddof=1), low, high, extra
+
+
+def _warn_few_clusters(systems: pd.Index, clusters: np.ndarray) -> None:
+    few = [f"{systems[i]} ({int(c)})" for i, c in enumerate(clusters) if c < bootstrap.MIN_CLUSTERS]
+    if few:
+        warnings.warn(
+            f"too few source conversations for a percentile interval (fewer than "
+            f"{bootstrap.MIN_CLUSTERS}): {', '.join(few)}; their intervals are likely too narrow",
+            BradleyTerryWarning,
+            stacklevel=4,
+        )
+
+
+def _result_frame(agg, theta, elo, se, low, high, info, extra) -> pd.DataFrame:
     # With davidson, agg.wins are strict wins: add half of the ties for the win share.
     credited = agg.wins if info.get("nu") is None else agg.wins + agg.ties / 2.0
     wins = credited.sum(axis=1)
@@ -586,9 +668,13 @@ def _result_frame(agg, theta, elo, se, low, high, info) -> pd.DataFrame:
             "n": agg.n.astype(np.int64),
             "wins": wins,
             "win_rate": win_rate,
+            **extra,
         },
         index=agg.systems,
     )
+    if np.isnan(low).all():  # no interval: the rank the point estimate gives, exactly
+        low = high = elo
+    frame["rank_low"], frame["rank_high"] = bootstrap.rank_intervals(low, high)
     frame = frame.sort_values("elo", ascending=False, kind="stable")
     frame.attrs.update(info)
     return frame

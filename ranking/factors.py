@@ -29,20 +29,29 @@ SCORES = {"a": 1.0, "tie": 0.0, "b": -1.0}
 def response_scores(judgments: pd.DataFrame) -> pd.DataFrame:
     """Per response (context, system): mean +1/0/-1 per axis and for the overall verdict."""
     columns = ["winner"] + [f"axis_{axis}" for axis in AXES if f"axis_{axis}" in judgments]
-    sides = []
+    values = {c: _scores(judgments[c]) for c in columns}
+    sums, counts = [], []
     for side, sign in (("a", 1.0), ("b", -1.0)):
-        part = pd.DataFrame(
-            {
-                "context": judgments["context"].to_numpy(),
-                "system": judgments[f"system_{side}"].to_numpy(),
-            }
-        )
-        for column in columns:
-            part[column] = judgments[column].map(SCORES).to_numpy(dtype=float) * sign
-        sides.append(part)
-    scores = pd.concat(sides).groupby(["context", "system"]).mean()
+        # Each side grouped on its own (a categorical system column stays integer codes).
+        part = pd.DataFrame({c: sign * v for c, v in values.items()}, index=judgments.index)
+        keys = [judgments["context"], judgments[f"system_{side}"]]
+        grouped = part.groupby(keys, observed=True)
+        for out, result in ((sums, grouped.sum(min_count=1)), (counts, grouped.count())):
+            result.index = result.index.set_names(["context", "system"])
+            out.append(result.set_axis(result.index.map(lambda key: (key[0], str(key[1])))))
+    total = sums[0].add(sums[1], fill_value=0.0)
+    n = counts[0].add(counts[1], fill_value=0.0)
+    scores = total / n.where(n > 0)
+    scores.index = pd.MultiIndex.from_tuples(scores.index, names=["context", "system"])
     return scores.rename(columns=lambda c: c.removeprefix("axis_")).rename(
         columns={"winner": "overall"}
+    )
+
+
+def _scores(column: pd.Series) -> np.ndarray:
+    verdict = column.to_numpy(dtype=object)
+    return np.select(
+        [verdict == "a", verdict == "tie", verdict == "b"], [1.0, 0.0, -1.0], default=np.nan
     )
 
 

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from django import forms
 
-from .models import JudgeFilter, SubsetFilter
+from .models import JudgeFilter, Preset, SubsetFilter
 
 
 class LeaderboardFilterForm(forms.Form):
     judges = forms.ChoiceField(choices=JudgeFilter.choices, required=False, label="Judges")
     subset = forms.ChoiceField(choices=SubsetFilter.choices, required=False, label="Contexts")
+    preset = forms.ChoiceField(choices=Preset.choices, required=False, label="Choices")
 
     def filters(self) -> dict[str, str]:
-        """The cleaned filters with defaults ("all"); call after is_valid()."""
+        """The cleaned filters with defaults ("all", "default"); call after is_valid()."""
         return {
             "judges": self.cleaned_data.get("judges") or JudgeFilter.ALL,
             "subset": self.cleaned_data.get("subset") or SubsetFilter.ALL,
+            "preset": self.cleaned_data.get("preset") or Preset.DEFAULT,
         }

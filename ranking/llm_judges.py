@@ -20,128 +20,168 @@ def _llm(judgments: pd.DataFrame) -> pd.Series:
 
 
 def consistent_games(judgments: pd.DataFrame) -> pd.DataFrame:
-    """One game per (LLM judge, pair) judged in both orders: the common winner when the two
-    verdicts agree (strength: the smaller of the two), else a tie without strength.
+    """One game per (LLM judge, pair) judged in both orders (see ranking.verdicts)."""
+    from .verdicts import consistent_games as one_per_pair
 
-    Human judgments and LLM verdicts without their swapped twin pass through unchanged.
-    """
-    llm = judgments[_llm(judgments) & judgments["shown_left"].isin(["a", "b"])]
-    sizes = llm.groupby(SWAP_KEYS)["shown_left"].transform("nunique")
-    twins = llm[sizes == 2].sort_values(SWAP_KEYS + ["shown_left"])
-    if twins.empty:
-        return judgments
-    first = twins.groupby(SWAP_KEYS, sort=False).head(1).set_index(SWAP_KEYS)
-    second = twins.groupby(SWAP_KEYS, sort=False).tail(1).set_index(SWAP_KEYS)
-    agree = first["winner"] == second["winner"].reindex(first.index)
-    games = first.copy()
-    games["winner"] = np.where(agree, first["winner"], "tie")
-    strength = np.fmin(
-        pd.to_numeric(first["strength"], errors="coerce").to_numpy(dtype=float),
-        pd.to_numeric(second["strength"].reindex(first.index), errors="coerce").to_numpy(
-            dtype=float
-        ),
-    )
-    games["strength"] = np.where(agree, strength, np.nan)
-    games["shown_left"] = None
-    for column in [c for c in games.columns if c.startswith("axis_")]:
-        same = games[column] == second[column].reindex(first.index)
-        games[column] = games[column].where(same, None)
-    rest = judgments.drop(index=twins.index)
-    return pd.concat([rest, games.reset_index()[judgments.columns]], ignore_index=True)
+    return one_per_pair(judgments)
+
+
+COLUMNS = [
+    "judge",
+    "verdicts",
+    "pairs_both_orders",
+    "consistent_pairs",
+    "consistency",
+    "first_position_wins",
+    "first_position_win_rate",
+]
 
 
 def position_stats(judgments: pd.DataFrame) -> pd.DataFrame:
     """Per LLM judge: verdicts, pairs judged in both orders, position consistency (share of
     those pairs whose two verdicts name the same winner) and first-position win rate (share
-    of verdicts with a known order that chose the reply shown first; 0.5 = no position bias)."""
+    of verdicts with a known order that chose the reply shown first; 0.5 = no position bias).
+    Only verdicts naming a winner (a or b) with a known order enter the last four."""
     llm = judgments[_llm(judgments)]
-    rows = []
-    for judge, own in llm.groupby("judge", sort=True):
-        shown = own[own["shown_left"].isin(["a", "b"]) & own["winner"].isin(["a", "b"])]
-        first_wins = int((shown["winner"] == shown["shown_left"]).sum())
-        both = shown.groupby("item").filter(lambda g: g["shown_left"].nunique() == 2)
-        per_pair = both.groupby("item")["winner"].nunique()
-        consistent = int((per_pair == 1).sum())
-        rows.append(
-            {
-                "judge": judge,
-                "verdicts": len(own),
-                "pairs_both_orders": len(per_pair),
-                "consistent_pairs": consistent,
-                "consistency": consistent / len(per_pair) if len(per_pair) else np.nan,
-                "first_position_wins": first_wins,
-                "first_position_win_rate": first_wins / len(shown) if len(shown) else np.nan,
-            }
+    if llm.empty:
+        return pd.DataFrame(columns=COLUMNS).set_index("judge")
+    # Plain labels: results indexed by a categorical judge would carry every rater's name.
+    llm = llm.assign(judge=llm["judge"].astype(object))
+    shown = llm[llm["shown_left"].isin(["a", "b"]) & llm["winner"].isin(["a", "b"])]
+    first = (shown["winner"] == shown["shown_left"]).groupby(shown["judge"]).agg(["sum", "size"])
+    per_pair = shown.groupby(SWAP_KEYS).agg(
+        orders=("shown_left", "nunique"), winners=("winner", "nunique")
+    )
+    both = per_pair[per_pair["orders"] == 2]
+    pairs = (both["winners"] == 1).groupby(level="judge").agg(["sum", "size"])
+    frame = pd.DataFrame({"verdicts": llm.groupby("judge").size()})
+    frame["pairs_both_orders"] = pairs["size"].reindex(frame.index, fill_value=0)
+    frame["consistent_pairs"] = pairs["sum"].reindex(frame.index, fill_value=0)
+    frame["first_position_wins"] = first["sum"].reindex(frame.index, fill_value=0)
+    shown_n = first["size"].reindex(frame.index, fill_value=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frame["consistency"] = np.where(
+            frame["pairs_both_orders"] > 0,
+            frame["consistent_pairs"] / frame["pairs_both_orders"],
+            np.nan,
         )
-    columns = [
-        "judge",
-        "verdicts",
-        "pairs_both_orders",
-        "consistent_pairs",
-        "consistency",
-        "first_position_wins",
-        "first_position_win_rate",
-    ]
-    return pd.DataFrame(rows, columns=columns).set_index("judge")
+        frame["first_position_win_rate"] = np.where(
+            shown_n > 0, frame["first_position_wins"] / shown_n, np.nan
+        )
+    frame = frame.astype(
+        {
+            c: int
+            for c in ("verdicts", "pairs_both_orders", "consistent_pairs", "first_position_wins")
+        }
+    )
+    frame.index.name = "judge"
+    return frame.sort_index()[COLUMNS[1:]]
 
 
-def leave_one_judge_out(
-    judgments: pd.DataFrame,
-    *,
-    agreement: Callable[[pd.DataFrame], tuple[float, int]],
-    elo: Callable[[pd.DataFrame], dict[str, float]],
-) -> list[dict]:
+def leave_one_judge_out(judgments: pd.DataFrame, *, min_human: int = 2) -> list[dict]:
     """Stability under judge subsampling (paper 9.9): with each LLM judge left out in turn,
-    the human–LLM agreement (``agreement(frame) -> (rate, n)``) and the LLM-only Elo table
-    (``elo(llm_frame) -> {system: elo}``). The first row ("none") is the full ensemble."""
-    judges = sorted(judgments.loc[_llm(judgments), "judge"].unique())
+    the human–LLM agreement (as :func:`ranking.agreement.human_llm_agreement`: strict
+    majorities, at least ``min_human`` human verdicts, every LLM verdict a vote) and the
+    LLM-only Elo table (normalised weights, ties half, point estimates). The first row
+    ("none") is the full ensemble. Every count is made once and each judge's share taken off,
+    so the cost does not grow with judges times verdicts."""
+    from . import agreement
+
+    votes = agreement._verdicts(judgments, "llm")
+    judges = sorted(pd.unique(votes["judge"].astype(object)), key=str)
+    if len(judges) <= 1:
+        return []
+    humans = agreement.majority(judgments, "human", min_verdicts=min_human).dropna()
+    items = pd.Index(sorted(set(votes["item"]) & set(humans.index)), name="item")
+    counts = _vote_counts(votes[votes["item"].isin(items)], items, judges)
+    human = humans.reindex(items).astype(object).to_numpy()
+    elo = _elo_without(judgments[_llm(judgments)], judges)
     rows = []
-    for left_out in [None, *judges] if len(judges) > 1 else []:
-        frame = judgments if left_out is None else judgments[judgments["judge"] != left_out]
-        rate, n = agreement(frame)
+    for position, left_out in enumerate([None, *judges]):
+        kept = counts.sum(axis=0) - (counts[position - 1] if left_out is not None else 0)
         rows.append(
             {
                 "left_out": left_out,
-                "human_llm_agreement": rate,
-                "n": n,
-                "elo": elo(frame[_llm(frame)]),
+                **_majority_match(kept, human),
+                "elo": elo(left_out),
             }
         )
     return rows
 
 
-# --------------------------------------------------------------------------- page sections
+def _vote_counts(votes: pd.DataFrame, items: pd.Index, judges: list) -> np.ndarray:
+    """judges x items x (a, tie, b) counts of LLM votes."""
+    from .agreement import CATEGORIES
+
+    out = np.zeros((len(judges), len(items), 3))
+    if votes.empty:
+        return out
+    j = pd.Index(judges).get_indexer(votes["judge"].astype(object))
+    i = items.get_indexer(votes["item"])
+    c = pd.Index(CATEGORIES).get_indexer(votes["value"].astype(object))
+    np.add.at(out, (j, i, c), 1.0)
+    return out
 
 
-def _frame_elo(llm_frame: pd.DataFrame) -> dict[str, float]:
+def _majority_match(counts: np.ndarray, human: np.ndarray) -> dict:
+    """Share of items whose strict-plurality LLM verdict (counts: items x a/tie/b) matches
+    the human majority, over items that have one."""
+    from .agreement import CATEGORIES
+
+    ordered = np.sort(counts, axis=1)
+    strict = ordered[:, -1] > ordered[:, -2]
+    llm = np.asarray(CATEGORIES, dtype=object)[counts.argmax(axis=1)]
+    if not strict.any():
+        return {"human_llm_agreement": None, "n": 0}
+    rate = float(np.mean(llm[strict] == human[strict]))
+    return {"human_llm_agreement": round(rate, 4), "n": int(strict.sum())}
+
+
+def _elo_without(llm_frame: pd.DataFrame, judges: list) -> Callable[[str | None], dict]:
+    """A function: left-out judge -> the LLM-only Elo table without that judge's verdicts."""
     from . import bradley_terry
 
     if llm_frame.empty:
-        return {}
-    weights = bradley_terry.strength_weight(
-        pd.to_numeric(llm_frame["strength"], errors="coerce").astype(float),
-        pd.to_numeric(llm_frame["strength_max"], errors="coerce").astype(float),
-        "normalized",
-        winner=llm_frame["winner"],
+        return lambda _: {}
+    enc = bradley_terry._encode(
+        pd.DataFrame(
+            {
+                "system_a": llm_frame["system_a"].array,
+                "system_b": llm_frame["system_b"].array,
+                "winner": llm_frame["winner"].array,
+                "weight": bradley_terry.strength_weight(
+                    pd.to_numeric(llm_frame["strength"], errors="coerce").astype(float),
+                    pd.to_numeric(llm_frame["strength_max"], errors="coerce").astype(float),
+                    "normalized",
+                    winner=llm_frame["winner"],
+                ),
+            }
+        )
     )
-    comparisons = pd.DataFrame(
-        {
-            "system_a": llm_frame["system_a"].to_numpy(),
-            "system_b": llm_frame["system_b"].to_numpy(),
-            "winner": llm_frame["winner"].to_numpy(),
-            "weight": weights,
-        }
-    )
-    table = bradley_terry.fit(comparisons, ci="fisher")
-    return {str(name): round(float(elo), 1) for name, elo in table["elo"].items()}
+    k = len(enc.systems)
+    judge = pd.Index(judges).get_indexer(llm_frame["judge"].astype(object))
+    cells = np.zeros((len(judges), k * k * 3))
+    np.add.at(cells, (judge, bradley_terry._cells(enc)), enc.weight)
+    counts = np.zeros((len(judges), k))
+    np.add.at(counts, (judge, enc.a), 1.0)
+    np.add.at(counts, (judge, enc.b), 1.0)
+
+    def elo(left_out: str | None) -> dict:
+        drop = judges.index(left_out) if left_out is not None else None
+        cell = cells.sum(axis=0) - (cells[drop] if drop is not None else 0.0)
+        seen = counts.sum(axis=0) - (counts[drop] if drop is not None else 0.0) > 0
+        wins, ties = bradley_terry._matrices_from_cells(cell, k)
+        wins = (wins + ties / 2.0)[np.ix_(seen, seen)]
+        if not seen.any():
+            return {}
+        theta = bradley_terry.fit_matrix(wins)[0]
+        values = bradley_terry.elo_from_theta(theta)
+        return {str(s): round(float(v), 1) for s, v in zip(enc.systems[seen], values, strict=True)}
+
+    return elo
 
 
-def _frame_agreement(frame: pd.DataFrame) -> tuple[float | None, int]:
-    from . import agreement
-
-    rate = agreement.human_llm_agreement(frame, n_boot=0)
-    value = None if rate.rate is None or np.isnan(rate.rate) else round(float(rate.rate), 4)
-    return value, int(rate.n)
+# --------------------------------------------------------------------------- page sections
 
 
 def _plain(value):
@@ -162,6 +202,6 @@ def llm_judge_section(judgments: pd.DataFrame, *, games: str) -> dict:
     return {"games": games, "position": rows}
 
 
-def subsampling_section(judgments: pd.DataFrame) -> list[dict]:
+def subsampling_section(judgments: pd.DataFrame, *, min_human: int = 2) -> list[dict]:
     """For the agreement table: agreement and LLM Elo with each LLM judge left out in turn."""
-    return leave_one_judge_out(judgments, agreement=_frame_agreement, elo=_frame_elo)
+    return leave_one_judge_out(judgments, min_human=min_human)

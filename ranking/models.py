@@ -24,6 +24,12 @@ class RefitTrigger(models.TextChoices):
     NIGHTLY = "nightly"
     MANUAL = "manual"
     COMMAND = "command"
+    STALE = "stale"  # a page or the API found the latest snapshot out of date
+
+
+class Preset(models.TextChoices):
+    DEFAULT = "default", "HEART studio defaults"
+    PAPER = "paper", "The paper's choices"
 
 
 class RefitJob(models.Model):
@@ -44,6 +50,8 @@ class RefitJob(models.Model):
     trigger = models.CharField(max_length=16, choices=RefitTrigger.choices)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
     error = models.TextField(blank=True)
+    # [judges, subset, preset] per board; empty: the full refit (every judge kind, all contexts).
+    boards = models.JSONField(default=list, blank=True)
     snapshot_ids = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -60,7 +68,8 @@ class RefitJob(models.Model):
 class LeaderboardSnapshot(models.Model):
     """One Bradley–Terry fit of a study's judgments, with its inputs' counts and timing.
 
-    `fingerprint` hashes the ids of the judgments that went in plus the fit parameters: a
+    `preset` names the set of choices (ranking.board.PRESETS). `fingerprint` hashes the ids of
+    the judgments that went in plus the fit parameters: a
     refit over unchanged inputs finds the existing row instead of storing a duplicate (the
     unique constraint makes two concurrent refits safe as well).
     """
@@ -68,6 +77,7 @@ class LeaderboardSnapshot(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="snapshots")
     judges = models.CharField(max_length=8, choices=JudgeFilter.choices)
     subset = models.CharField(max_length=16, choices=SubsetFilter.choices, default=SubsetFilter.ALL)
+    preset = models.CharField(max_length=16, choices=Preset.choices, default=Preset.DEFAULT)
     created_at = models.DateTimeField()
     trigger = models.CharField(max_length=16, choices=RefitTrigger.choices)
     fingerprint = models.CharField(max_length=64)
@@ -85,7 +95,8 @@ class LeaderboardSnapshot(models.Model):
         get_latest_by = "created_at"
         constraints = [
             models.UniqueConstraint(
-                fields=["study", "judges", "subset", "fingerprint"], name="snapshot_unique_inputs"
+                fields=["study", "judges", "subset", "preset", "fingerprint"],
+                name="snapshot_unique_inputs_preset",
             ),
             models.CheckConstraint(
                 condition=Q(judges__in=JudgeFilter.values), name="snapshot_judges_valid"
@@ -96,12 +107,16 @@ class LeaderboardSnapshot(models.Model):
         ]
         indexes = [
             models.Index(
-                fields=["study", "judges", "subset", "-created_at"], name="snapshot_latest"
+                fields=["study", "judges", "subset", "preset", "-created_at"],
+                name="snapshot_latest_preset",
             ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.study} {self.judges}/{self.subset} at {self.created_at:%Y-%m-%d %H:%M}"
+        return (
+            f"{self.study} {self.judges}/{self.subset}/{self.preset} "
+            f"at {self.created_at:%Y-%m-%d %H:%M}"
+        )
 
     @property
     def top_systems(self) -> list[dict]:

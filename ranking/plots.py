@@ -167,6 +167,31 @@ def win_matrix(result: dict) -> Figure:
     return fig
 
 
+def predicted_matrix(result: dict) -> Figure:
+    """The Bradley–Terry predicted probability that the row system beats the column system."""
+    matrix = result.get("win_matrix") or {}
+    names = matrix.get("systems", [])
+    fig = _figure(max(5.0, 1.8 + 0.55 * len(names)), max(4.0, 1.5 + 0.45 * len(names)))
+    if not names or not matrix.get("predicted"):
+        return _empty(fig, "No comparisons yet")
+    ax = fig.add_subplot()
+    image = _heatmap(
+        ax,
+        matrix["predicted"],
+        "RdBu",
+        0.0,
+        1.0,
+        lambda v: f"{v:.2f}",
+        lambda share: abs(share - 0.5) > 0.3,
+    )
+    ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
+    ax.set_yticks(range(len(names)), names)
+    ax.set_xlabel("opponent")
+    ax.set_title("Predicted by Bradley–Terry: probability row beats column", fontsize=10)
+    fig.colorbar(image, ax=ax, label="row wins (predicted)")
+    return fig
+
+
 def strategies(result: dict) -> Figure:
     """Figure 6: strategy usage (%) per family, strategies sorted by overall usage."""
     section = result.get("strategies") or {}
@@ -235,6 +260,10 @@ PLOTS: dict[str, tuple[Callable[[dict], Figure], str]] = {
         "Heatmap of each system's percentile per HEART axis from per-axis Bradley–Terry fits",
     ),
     "win-matrix": (win_matrix, "Heatmap of pairwise win rates between systems"),
+    "predicted-matrix": (
+        predicted_matrix,
+        "Heatmap of the win probabilities the Bradley–Terry fit predicts between systems",
+    ),
     "strategies": (strategies, "Heatmap of support-strategy usage per system family"),
     "ttft": (elo_vs_ttft, "Scatter of Elo against median time to first token, log scale"),
 }

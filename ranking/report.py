@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from completions.families import canonical_families, canonical_family
+
 from . import agreement, analysis, bradley_terry, factors
 
 AXES = analysis.AXES
@@ -48,11 +50,12 @@ def system_attributes(systems: pd.DataFrame, completions: pd.DataFrame) -> pd.Da
     return frame
 
 
-def family_label(kind: str, family: str, system: str) -> str:
-    """Strategy-analysis group: all human writers together, models by family (Figure 6)."""
+def family_label(kind: str, family: str, system: str, aliases: dict | None = None) -> str:
+    """Strategy-analysis group: all human writers together, models by canonical family
+    (Figure 6; "openai" and "gpt" are one family, see completions.families)."""
     if kind in ("human", "dataset"):
         return kind
-    return family or system
+    return canonical_family(family, aliases) or system
 
 
 def add_axes(leaderboard: list[dict], judgments: pd.DataFrame) -> pd.DataFrame:
@@ -71,6 +74,16 @@ def add_axes(leaderboard: list[dict], judgments: pd.DataFrame) -> pd.DataFrame:
             row["weighted_win_rate"] = row["win_rate"]
             row["win_rate"] = _num(found["overall"])
     return rates
+
+
+def predicted_matrix(theta: pd.Series, order: list[str]) -> list[list[float | None]]:
+    """predicted[i][j]: the Bradley–Terry probability that i beats j (a tie counting half),
+    sigmoid(theta_i - theta_j), from the fitted strengths; None on the diagonal."""
+    values = theta.reindex(order).to_numpy(dtype=float)
+    with np.errstate(over="ignore"):
+        probability = 1.0 / (1.0 + np.exp(values[None, :] - values[:, None]))
+    np.fill_diagonal(probability, np.nan)
+    return [[_num(v) for v in row] for row in probability]
 
 
 def win_matrix(comparisons: pd.DataFrame, order: list[str]) -> dict:
@@ -116,12 +129,33 @@ def _shares(shares: dict) -> dict:
     return {key: int(value) if key == "n" else _num(value) for key, value in shares.items()}
 
 
-def strategy_section(completions: pd.DataFrame) -> dict:
-    """Strategy usage per family with SD, range and entropy (Figure 6, paper 4.8)."""
-    labels = _strategy_labels(completions)
+def strategy_section(completions: pd.DataFrame, aliases: dict | None = None) -> dict:
+    """Strategy usage per family with SD, range and entropy (Figure 6, paper 4.8).
+
+    One taxonomy per table, never mixed: the paper's 15 strategies (9.10) over the completions
+    labelled with them; completions whose labels all come from another taxonomy (ESConv's own
+    8 strategies on its original replies, for instance) go to a separate ``other`` table.
+    """
+    labels = _strategy_labels(completions, aliases)
+    paper = labels["taxonomy"] == "paper"
+    section = _usage_table(labels[paper], analysis.STRATEGIES)
+    section["taxonomy"] = "HEART 15 strategies (paper 9.10)"
+    other = labels[~paper]
+    if not other.empty and other["strategy"].notna().any():
+        names = sorted(other["strategy"].dropna().unique())
+        section["other"] = dict(
+            _usage_table(other, names),
+            taxonomy="another taxonomy (e.g. ESConv's own strategy labels), kept apart",
+        )
+    else:
+        section["other"] = None
+    return section
+
+
+def _usage_table(labels: pd.DataFrame, strategies: list[str]) -> dict:
     if labels.empty or labels["strategy"].isna().all():
         return {"families": [], "strategies": [], "usage": [], "spread": {}}
-    usage, spread = analysis.strategy_usage(labels)
+    usage, spread = analysis.strategy_usage(labels, strategies)
     usage = usage.loc[usage.sum(axis=1) > 0]
     usage = usage.loc[usage.mean(axis=1).sort_values(ascending=False).index]
     return {
@@ -135,17 +169,33 @@ def strategy_section(completions: pd.DataFrame) -> dict:
     }
 
 
-def _strategy_labels(completions: pd.DataFrame) -> pd.DataFrame:
+def _strategy_labels(completions: pd.DataFrame, aliases: dict | None = None) -> pd.DataFrame:
+    """One row per (completion, strategy) with the completion's taxonomy: "paper" when any of
+    its labels is one of the 15 (or it has none), else "other"."""
+    known = set(analysis.STRATEGIES)
+    families = canonical_families(completions["family"].fillna("").unique(), aliases)
     rows = []
     for item in completions.itertuples(index=False):
         if not isinstance(item.strategies, list):
             continue  # not labelled at all: left out of the denominators too
-        family = family_label(item.kind, item.family, item.system)
-        names = [str(s) for s in item.strategies if s] or [None]
+        if item.kind in ("human", "dataset"):
+            family = item.kind
+        else:
+            family = families.get(item.family or "", "") or item.system
+        names = [str(s) for s in item.strategies if s]
+        taxonomy = "paper" if not names or known & set(names) else "other"
+        if taxonomy == "paper":
+            names = [n for n in names if n in known]
         rows.extend(
-            {"family": family, "completion": item.completion, "strategy": name} for name in names
+            {
+                "family": family,
+                "completion": item.completion,
+                "strategy": name,
+                "taxonomy": taxonomy,
+            }
+            for name in names or [None]
         )
-    return pd.DataFrame(rows, columns=["family", "completion", "strategy"])
+    return pd.DataFrame(rows, columns=["family", "completion", "strategy", "taxonomy"])
 
 
 def correlation_section(
@@ -188,6 +238,8 @@ def analysis_sections(
     leaderboard: list[dict],
     params: dict,
     split: dict | None,
+    theta: pd.Series | None = None,
+    aliases: dict | None = None,
 ) -> dict:
     """Everything the leaderboard page shows beside the Elo table."""
     attributes = system_attributes(systems, completions)
@@ -197,12 +249,14 @@ def analysis_sections(
             row["ttft_ms"] = _num(attributes.loc[row["system"], "ttft_ms"], 1)
             row["external_score"] = _num(attributes.loc[row["system"], "external_score"], 3)
     order = [row["system"] for row in leaderboard]
+    matrix = {"systems": [], "rates": [], "n": [], "predicted": []}
+    if order:
+        matrix = win_matrix(comparisons, order)
+        matrix["predicted"] = predicted_matrix(theta, order) if theta is not None else None
     sections = {
-        "win_matrix": win_matrix(comparisons, order)
-        if order
-        else {"systems": [], "rates": [], "n": []},
+        "win_matrix": matrix,
         "head_to_head": head_to_head(comparisons, attributes),
-        "strategies": strategy_section(completions),
+        "strategies": strategy_section(completions, aliases),
         "correlations": correlation_section(leaderboard, attributes, params["alpha"]),
     }
     sections["factors"] = factors.factor_structure(judgments) if len(judgments) else None
@@ -212,8 +266,17 @@ def analysis_sections(
     return sections
 
 
-def safe_agreement(judgments: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -> dict:
-    """agreement.agreement_summary on the loaded frame (strengths as floats)."""
+def safe_agreement(
+    judgments: pd.DataFrame,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    min_human: int = 2,
+    aliases: dict | None = None,
+    raw: pd.DataFrame | None = None,
+) -> dict:
+    """agreement.agreement_summary on the loaded (counted) frame, strengths as floats; the
+    position bias from ``raw`` (every verdict as judged, with the order shown) when given."""
     frame = judgments.assign(
         strength=pd.to_numeric(judgments["strength"], errors="coerce").astype(float),
         strength_max=pd.to_numeric(judgments["strength_max"], errors="coerce").astype(float),
@@ -224,29 +287,37 @@ def safe_agreement(judgments: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0
             "krippendorff_alpha": None,
             "inter_human_agreement": None,
             "human_llm_agreement": {"rate": None, "ci_low": None, "ci_high": None, "n": 0},
+            "human_llm_agreement_no_ties": {"rate": None, "ci_low": None, "ci_high": None, "n": 0},
             "cross_judge_agreement": {},
             "position_bias": {},
+            "human_majority_min_verdicts": min_human,
         }
-    summary = agreement.agreement_summary(frame, n_boot=n_boot, seed=seed)
-    summary.update(_agreement_extras(frame))
+    summary = agreement.agreement_summary(frame, n_boot=n_boot, seed=seed, min_human=min_human)
+    summary.update(_agreement_extras(frame, min_human=min_human, aliases=aliases))
+    if raw is not None:
+        summary["position_bias"] = agreement.position_bias(raw)["left_share"].to_dict()
     return summary
 
 
-def _agreement_extras(frame: pd.DataFrame) -> dict:
-    """Paper 4.4 beside the summary: agreement between judge families (GPT-Claude...) and
-    each LLM judge's agreement with the human majority (no interval: a quick comparison)."""
-    families = frame["judge_family"].notna() & (frame["judge_kind"] == "llm")
-    by_family = agreement.cross_judge_agreement(frame[families], by="judge_family")
-    humans = frame["judge_kind"] == "human"
-    by_judge = {}
-    for judge in sorted(frame.loc[frame["judge_kind"] == "llm", "judge"].unique()):
-        rate = agreement.human_llm_agreement(frame[humans | (frame["judge"] == judge)], n_boot=0)
-        if rate.n:
-            by_judge[str(judge)] = {"rate": _num(rate.rate), "n": int(rate.n)}
+def _agreement_extras(frame: pd.DataFrame, *, min_human: int, aliases: dict | None) -> dict:
+    """Paper 4.4 beside the summary: agreement between judge families (GPT-Claude...; family
+    names through the alias table, so "openai" and "gpt" are one family) and each LLM judge's
+    agreement with the human majority, every verdict counted (no interval: a quick look)."""
+    llm = frame[frame["judge_family"].notna() & (frame["judge_kind"] == "llm")]
+    families = canonical_families(llm["judge_family"].unique(), aliases)
+    llm = llm.assign(judge_family=llm["judge_family"].map(families))
+    by_family = agreement.cross_judge_agreement(llm, by="judge_family")
+    by_family_no_ties = agreement.cross_judge_agreement(llm, by="judge_family", ties=False)
+    by_judge = agreement.llm_judge_human_agreement(frame, min_human=min_human)
     return {
         "cross_family_agreement": {pair: _num(r.rate) for pair, r in by_family.items()},
+        "cross_family_agreement_no_ties": {
+            pair: _num(r.rate) for pair, r in by_family_no_ties.items()
+        },
         "cross_family_n": {pair: int(r.n) for pair, r in by_family.items()},
-        "human_llm_agreement_by_judge": by_judge,
+        "human_llm_agreement_by_judge": {
+            judge: {"rate": _num(r.rate), "n": int(r.n)} for judge, r in by_judge.items()
+        },
     }
 
 
@@ -261,6 +332,8 @@ def axis_fits(judgments: pd.DataFrame, order: list[str], params: dict) -> dict:
     fits, notes = {}, {}
     for axis in AXES:
         comparisons = analysis.axis_comparisons(judgments, axis)
+        if params.get("ties") == "drop":  # the paper preset: ties left out here too
+            comparisons = comparisons[comparisons["winner"] != "tie"]
         if len(comparisons) == 0:
             notes[axis] = "no judgment marked this axis"
             continue

@@ -22,7 +22,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
 from annotation.models import AXES, Judgment, Rater
-from completions.models import Completion, Study, System
+from completions.models import Completion, DialogueContext, Study, System
 from labelling.models import CompletionLabels
 from labelling.selectors import label_state
 
@@ -87,7 +87,40 @@ def judgments_frame(study: Study, *, judges: str = "all", subset: str = "all") -
         frame[column] = frame[column].where(frame[column].isin(["a", "b", "tie"]), None)
     frame["shown_left"] = frame["shown_left"].replace("", None)
     frame["judge_family"] = frame["judge_family"].replace("", None)
+    # Few distinct values in many rows: categories make every later selection, grouping and
+    # fit work on integer codes (a million judgments are then as cheap as their codes).
+    # Verdict columns share one dtype, so they compare with each other (winner == shown_left).
+    for column in CATEGORICAL:
+        frame[column] = frame[column].astype("category")
+    for column in ["winner", "shown_left", *AXIS_COLUMNS]:
+        frame[column] = frame[column].astype(VERDICT)
     return frame
+
+
+#: The columns of judgments_frame held as categories.
+CATEGORICAL = ["system_a", "system_b", "kind_a", "kind_b", "judge", "judge_kind", "judge_family"]
+VERDICT = pd.CategoricalDtype(["a", "b", "tie"])
+
+
+def context_clusters(study: Study) -> dict[int, str]:
+    """Context id -> the source conversation it was cut from (the bootstrap's cluster).
+
+    Contexts cut from one dialogue share its ``source:source_id``; an adversarial variant
+    belongs to its source context's conversation; a context with no known origin is its own.
+    """
+    rows = list(
+        DialogueContext.objects.filter(study=study).values_list(
+            "id", "source", "source_id", "adversarial_source_id"
+        )
+    )
+    own = {
+        pk: f"{source}:{source_id}" if source_id else f"context:{pk}"
+        for pk, source, source_id, _ in rows
+    }
+    return {
+        pk: own.get(parent, own[pk]) if parent and not source_id else own[pk]
+        for pk, _, source_id, parent in rows
+    }
 
 
 def systems_frame(study: Study) -> pd.DataFrame:
@@ -132,10 +165,15 @@ def completions_frame(study: Study, *, label_set: int | None = None) -> pd.DataF
 
 
 def judgments_state(study: Study) -> dict:
-    """Cheap fingerprint of a study's inputs (for caches): last judgment id, count, the
-    number and id-sum of excluded raters (so a flag or an override changes it), and the
-    strategy label set the analyses use."""
-    state = Judgment.objects.filter(study=study).aggregate(last=Max("id"), n=Count("id"))
+    """Cheap fingerprint of a study's inputs (pages compare it with their snapshot's): the
+    last judgment id, the number and id-sum of excluded raters (so a flag or an override
+    changes it), the strategy label set the analyses use and the analysis settings.
+
+    Judgments are only ever added (imports and submissions create rows, nothing updates
+    them), so the last id says when there are new ones without counting a million rows. A
+    judgment deleted by hand in the Django admin is caught by the next refit (nightly, or
+    *Refit now*), whose fingerprint covers every id."""
+    state = Judgment.objects.filter(study=study).aggregate(last=Max("id"))
     excluded = (
         Rater.objects.filter(study=study)
         .alias(excluded=Coalesce("exclusion_override", "flagged", output_field=BooleanField()))
@@ -144,17 +182,28 @@ def judgments_state(study: Study) -> dict:
     )
     return {
         "last": state["last"],
-        "n": state["n"],
         "excluded": [excluded["n"], int(excluded["ids"] or 0)],
         "labels": label_state(study),
-        # A study option that changes what is counted (LLM games) is an input too.
-        "llm_games": getattr(study, "llm_games", "both"),
+        # The study's analysis settings change what is counted and how: inputs too.
+        "llm_games": study.llm_games,
+        "analysis": analysis_settings(study),
     }
 
 
-def snapshot_latest(study: Study, *, judges: str, subset: str) -> LeaderboardSnapshot | None:
+def analysis_settings(study: Study) -> dict:
+    return {
+        "human_majority_min": study.human_majority_min,
+        "human_weight_share": study.human_weight_share,
+        "anchor": study.leaderboard_anchor or None,
+        "family_aliases": dict(sorted((study.family_aliases or {}).items())),
+    }
+
+
+def snapshot_latest(
+    study: Study, *, judges: str, subset: str, preset: str = "default"
+) -> LeaderboardSnapshot | None:
     return (
-        LeaderboardSnapshot.objects.filter(study=study, judges=judges, subset=subset)
+        LeaderboardSnapshot.objects.filter(study=study, judges=judges, subset=subset, preset=preset)
         .order_by("-created_at", "-id")
         .first()
     )

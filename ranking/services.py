@@ -1,17 +1,20 @@
-"""Leaderboard and agreement: load a study's judgments, fit, analyse, store snapshots.
+"""Leaderboard and agreement: load a study's judgments, fit, store snapshots, serve them.
 
-Definitions (also in docs/ranking.md):
+What is counted (docs/ranking.md says the same to users):
 
-- Counted: judgments on real pairs (quality-check items never count) by judges who are not
-  excluded (a rater is excluded when flagged, unless an admin override says otherwise;
-  LLM and imported judgments have no rater and always count).
-- One judgment is one comparison of the pair's two systems, in canonical orientation.
-- Ties count half a win to each side (ties="half", the paper's); "davidson" is optional.
-- Weights (default "normalized"): 1 + (strength - 1) / (strength_max - 1), so a human's
-  "slightly"/"significantly" and an LLM's 1..5 both map onto 1..2; ties and verdicts without
-  a strength weigh 1. "raw" uses the strength itself, "none" weighs every verdict 1.
-- CI (default "bootstrap"): 95% percentile interval over 1,000 resamples of dialogue
-  contexts (paper 9.12), seed 0 so a refit of the same data gives the same numbers.
+- Judgments on real pairs (quality-check items never count) by judges who are not excluded (a
+  rater is excluded when flagged, unless an admin override says otherwise; LLM and imported
+  judgments have no rater and always count), under the study's verdict rule
+  (`ranking.verdicts`: LLM position swaps as two votes or one consistent verdict, the human
+  majority's minimum, the weight of each source on the combined board).
+- One verdict is one comparison of the pair's two systems, in canonical orientation; its
+  cluster for the bootstrap is the source conversation of its context.
+- The fit and its sections are `ranking.board`; its choices come from a preset ("default" or
+  "paper") and the study's anchor.
+
+Reading is instant: pages, the API and `leaderboard --from-snapshot` serve the latest stored
+snapshot. When the judgments changed since, a refit is queued in the background (through the
+outbox, `heart_site.enqueue`) and the page says it is updating.
 """
 
 from __future__ import annotations
@@ -19,10 +22,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import time
-import warnings
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
@@ -31,42 +33,65 @@ from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from completions.families import aliases_merged
 from completions.models import Study
 from labelling import selectors as label_selectors
 
-from . import bradley_terry, humans, llm_judges, plots, selectors
-from .models import JudgeFilter, LeaderboardSnapshot, RefitJob, RefitTrigger, SubsetFilter
-from .report import analysis_sections, safe_agreement
+from . import board, llm_judges, plots, selectors, verdicts
+from .models import (
+    JudgeFilter,
+    LeaderboardSnapshot,
+    Preset,
+    RefitJob,
+    RefitTrigger,
+    SubsetFilter,
+)
+from .report import safe_agreement
 from .report import strategy_section as report_strategy_section
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_PARAMS: dict[str, Any] = {
-    "ci": "bootstrap",
-    "ties": "half",
-    "weights": "normalized",
-    "bootstrap_rounds": 1000,
-    "seed": 0,
-    "alpha": 0.05,
-}
+PRESETS = board.PRESETS
+DEFAULT_PARAMS: dict[str, Any] = board.PRESETS["default"]
 CACHE_SECONDS = 24 * 3600
-CACHE_VERSION = "lb2"  # lb2: per-axis fits, exact small-n p-values
-LIVE_MAX_AGE = 60  # seconds a live result is reused while new judgments keep arriving
+#: How long a queued refit is shown as "updating" at most (a refit that died is retried then).
+REFIT_PENDING_SECONDS = 15 * 60
+REFIT_TASK = "ranking.tasks.refit_job_run"
+#: While judgments keep arriving, a study's boards are refitted at most once in this long.
+REFIT_MIN_SECONDS = 60
+#: What a full refit stores: every judge kind on all contexts, the default preset.
+FULL_REFIT = [
+    (JudgeFilter.HUMAN.value, SubsetFilter.ALL.value, Preset.DEFAULT.value),
+    (JudgeFilter.LLM.value, SubsetFilter.ALL.value, Preset.DEFAULT.value),
+    (JudgeFilter.ALL.value, SubsetFilter.ALL.value, Preset.DEFAULT.value),
+]
+
+
+def full_refit_boards() -> list[list[str]]:
+    """The boards a full refit stores, as [judges, subset, preset] lists (JSON for tasks)."""
+    return [list(board_key) for board_key in FULL_REFIT]
 
 
 @dataclass
 class StudyData:
-    """Everything a fit reads from the database, loaded once (a handful of queries)."""
+    """Everything a fit reads from the database, loaded once (a handful of queries); the
+    judgments already counted under the study's verdict rule, each with its cluster."""
 
     judgments: pd.DataFrame
     systems: pd.DataFrame
     completions: pd.DataFrame
+    raw: pd.DataFrame | None = None  # every verdict as judged (position statistics read these)
     n_excluded_raters: int = 0
     state: dict = field(default_factory=dict)
     labels: dict = field(default_factory=dict)  # which strategy labels `completions` carries
+    rule: verdicts.VerdictRule = field(default_factory=verdicts.VerdictRule)
+    aliases: dict = field(default_factory=dict)
+    anchor: str | None = None
 
-    def select(self, *, judges: str = "all", subset: str = "all") -> pd.DataFrame:
-        frame = self.judgments
+    def select(
+        self, *, judges: str = "all", subset: str = "all", raw: bool = False
+    ) -> pd.DataFrame:
+        frame = self.raw if raw and self.raw is not None else self.judgments
         if judges != "all":
             frame = frame[frame["judge_kind"] == judges]
         if subset != "all":
@@ -74,179 +99,85 @@ class StudyData:
         return frame
 
 
+def verdict_rule(study: Study) -> verdicts.VerdictRule:
+    """The study's rule for which verdicts count (its analysis settings)."""
+    return verdicts.VerdictRule(
+        llm_games=study.llm_games,
+        human_min_verdicts=study.human_majority_min,
+        human_share=study.human_weight_share,
+    )
+
+
 def study_data_load(study: Study, *, state: dict | None = None) -> StudyData:
-    """Six queries whatever the study's size (three with a known `state`).
+    """Seven queries whatever the study's size (four with a known `state`).
 
     Strategy labels: the latest finished label set (an LLM label run or imported labels),
     else the completions' own metadata; `labels` says which.
     """
     state = state or selectors.judgments_state(study)
     source = label_selectors.source_from_state(study, state.get("labels"))
+    rule = verdict_rule(study)
+    raw = selectors.judgments_frame(study)
+    raw["cluster"] = raw["context"].map(selectors.context_clusters(study))
     return StudyData(
-        judgments=selectors.judgments_frame(study),
+        judgments=verdicts.counted(raw, rule),
+        raw=raw,
         systems=selectors.systems_frame(study),
         completions=selectors.completions_frame(study, label_set=source.label_set),
         n_excluded_raters=state["excluded"][0],
         state=state,
         labels=source.as_dict(),
+        rule=rule,
+        aliases=aliases_merged(study.family_aliases),
+        anchor=study.leaderboard_anchor or None,
     )
 
 
-def params_resolve(**overrides: Any) -> dict[str, Any]:
-    params = dict(DEFAULT_PARAMS)
-    params.update({key: value for key, value in overrides.items() if value is not None})
-    return params
+def params_resolve(preset: str = "default", **overrides: Any) -> dict[str, Any]:
+    return board.params_resolve(preset, **overrides)
 
 
 # --------------------------------------------------------------------------- fitting
 
 
-def comparisons_from_judgments(judgments: pd.DataFrame, *, weights: str) -> pd.DataFrame:
-    """The Bradley–Terry input: one weighted comparison per judgment."""
-    weight = bradley_terry.strength_weight(
-        pd.to_numeric(judgments["strength"], errors="coerce").astype(float),
-        pd.to_numeric(judgments["strength_max"], errors="coerce").astype(float),
-        weights,
-        winner=judgments["winner"],
-    )
-    return pd.DataFrame(
-        {
-            "system_a": judgments["system_a"].to_numpy(),
-            "system_b": judgments["system_b"].to_numpy(),
-            "winner": judgments["winner"].to_numpy(),
-            "weight": weight,
-            "context": judgments["context"].to_numpy(),
-        }
-    )
-
-
-def fit_leaderboard(comparisons: pd.DataFrame, params: dict) -> tuple[pd.DataFrame, list[str]]:
-    """Fit, collecting the model's warnings (disconnected graph, a system that always wins)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", bradley_terry.BradleyTerryWarning)
-        table = bradley_terry.fit(
-            comparisons,
-            ties=params["ties"],
-            ci=params["ci"],
-            bootstrap_rounds=params["bootstrap_rounds"],
-            seed=params["seed"],
-            alpha=params["alpha"],
-        )
-    messages = [
-        str(w.message) for w in caught if issubclass(w.category, bradley_terry.BradleyTerryWarning)
-    ]
-    return table, messages
-
-
-def _number(value: Any, digits: int) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return None if math.isnan(value) or math.isinf(value) else round(value, digits)
-
-
-def _system_rows(table: pd.DataFrame, systems: pd.DataFrame) -> list[dict]:
-    rows = []
-    for name, row in table.iterrows():
-        info = systems.loc[name] if name in systems.index else None
-        rows.append(
-            {
-                "system": str(name),
-                "kind": None if info is None else info["kind"],
-                "family": None if info is None else (info["family"] or None),
-                "elo": _number(row["elo"], 1),
-                "ci_low": _number(row["ci_low"], 1),
-                "ci_high": _number(row["ci_high"], 1),
-                "se": _number(row["se"], 2),
-                "win_rate": _number(row["win_rate"], 4),
-                "n": int(row["n"]),
-                "axes": {},
-            }
-        )
-    return rows
-
-
 def leaderboard_from_data(
     data: StudyData, *, study: Study, judges: str, subset: str, params: dict
 ) -> dict:
-    """The leaderboard JSON (contract shape plus analysis sections) for one filter."""
+    """The leaderboard JSON (contract shape plus human rows and sections) for one filter."""
+    params = dict(params)
+    if "anchor" not in params or params["anchor"] is None:
+        params["anchor"] = data.anchor
     judgments = data.select(judges=judges, subset=subset)
-    games = getattr(study, "llm_games", "both")
-    llm_section = llm_judges.llm_judge_section(judgments, games=games)
-    if games == "consistent":
-        judgments = llm_judges.consistent_games(judgments)
-    comparisons = comparisons_from_judgments(judgments, weights=params["weights"])
-    table, fit_warnings = fit_leaderboard(comparisons, params)
-    systems = _system_rows(table, data.systems)
+    split = None
+    if subset == "all":
+        split = {
+            s.value: data.select(judges=judges, subset=s.value)
+            for s in (SubsetFilter.REGULAR, SubsetFilter.ADVERSARIAL)
+        }
     result = {
         "study": study.slug,
         "judges": judges,
         "subset": subset,
-        "n_comparisons": len(comparisons),
-        "n_judgments": len(judgments),
+        "preset": params.get("preset", "default"),
         "n_excluded_raters": data.n_excluded_raters,
-        "params": params,
-        "warnings": fit_warnings,
-        "systems": systems,
-        "human_rows": _human_rows(comparisons, data.systems, table, params),
-        "llm_judges": llm_section,
+        "llm_judges": llm_judges.llm_judge_section(
+            data.select(judges=judges, subset=subset, raw=True), games=data.rule.llm_games
+        ),
     }
     result.update(
-        analysis_sections(
-            judgments=judgments,
-            comparisons=comparisons,
+        board.board(
+            judgments,
             systems=data.systems,
             completions=data.completions,
-            leaderboard=systems,
             params=params,
-            split=_subset_split(data, judges=judges, params=params) if subset == "all" else None,
+            rule=data.rule,
+            judges=judges,
+            split=split,
+            aliases=data.aliases,
         )
     )
     result["strategies"]["source"] = data.labels
     return _json_safe(result)
-
-
-def _human_rows(
-    comparisons: pd.DataFrame, systems: pd.DataFrame, table: pd.DataFrame, params: dict
-) -> list[dict]:
-    """Humans (pooled) and Average Human, each fitted with the same settings (ranking.humans)."""
-    writers = [] if systems.empty else list(systems.index[systems["kind"] == "human"])
-    rows = humans.derived_rows(
-        comparisons, writers, table, lambda derived: fit_leaderboard(derived, params)[0]
-    )
-    for row in rows:
-        for key, digits in (("elo", 1), ("ci_low", 1), ("ci_high", 1), ("win_rate", 4)):
-            row[key] = _number(row[key], digits)
-    return rows
-
-
-def _subset_split(data: StudyData, *, judges: str, params: dict) -> dict:
-    """Elo on regular and on adversarial contexts (point estimates: a quick second look)."""
-    split = {}
-    quick = dict(params, ci="fisher")
-    for subset in (SubsetFilter.REGULAR, SubsetFilter.ADVERSARIAL):
-        judgments = data.select(judges=judges, subset=subset)
-        if judgments.empty:
-            split[subset.value] = {"n_comparisons": 0, "systems": []}
-            continue
-        table, _ = fit_leaderboard(
-            comparisons_from_judgments(judgments, weights=params["weights"]), quick
-        )
-        split[subset.value] = {
-            "n_comparisons": len(judgments),
-            "systems": [
-                {
-                    "system": str(name),
-                    "elo": _number(row["elo"], 1),
-                    "ci_low": _number(row["ci_low"], 1),
-                    "ci_high": _number(row["ci_high"], 1),
-                    "weighted_win_rate": _number(row["win_rate"], 4),
-                    "n": int(row["n"]),
-                }
-                for name, row in table.iterrows()
-            ],
-        }
-    return split
 
 
 def _json_safe(value: Any) -> Any:
@@ -261,11 +192,8 @@ def _json_safe(value: Any) -> Any:
         return int(value)
     if isinstance(value, np.floating | float):
         value = float(value)
-        return None if math.isnan(value) or math.isinf(value) else value
+        return None if np.isnan(value) or np.isinf(value) else value
     return value
-
-
-# --------------------------------------------------------------------------- public API
 
 
 def leaderboard_compute(
@@ -274,12 +202,13 @@ def leaderboard_compute(
     judges: str = "all",
     subset: str = "all",
     data: StudyData | None = None,
+    preset: str = "default",
     **overrides: Any,
 ) -> dict:
     """Fit the study's leaderboard for one judge kind and context subset (no storage)."""
     data = data or study_data_load(study)
     return leaderboard_from_data(
-        data, study=study, judges=judges, subset=subset, params=params_resolve(**overrides)
+        data, study=study, judges=judges, subset=subset, params=params_resolve(preset, **overrides)
     )
 
 
@@ -287,29 +216,46 @@ def agreement_compute(study: Study, *, data: StudyData | None = None, subset: st
     """Inter-rater and human–LLM agreement over the study's counted judgments."""
     data = data or study_data_load(study)
     judgments = data.select(subset=subset)
-    summary = safe_agreement(judgments)
-    summary.update({"study": study.slug, "subset": subset, "n_judgments": len(judgments)})
-    summary["judge_subsampling"] = llm_judges.subsampling_section(judgments)
+    summary = safe_agreement(
+        judgments,
+        min_human=data.rule.human_min_verdicts,
+        aliases=data.aliases,
+        raw=data.select(subset=subset, raw=True),
+    )
+    summary.update(
+        {
+            "study": study.slug,
+            "subset": subset,
+            "n_judgments": len(judgments),
+            "verdicts": data.rule.as_dict(),
+        }
+    )
+    summary["judge_subsampling"] = llm_judges.subsampling_section(
+        judgments, min_human=data.rule.human_min_verdicts
+    )
     return _json_safe(summary)
+
+
+# --------------------------------------------------------------------------- snapshots
 
 
 def _fingerprint(data: StudyData, judges: str, subset: str, params: dict) -> str:
     digest = hashlib.sha256()
     ids = data.select(judges=judges, subset=subset)["id"].to_numpy(dtype=np.int64)
     digest.update(np.sort(ids).tobytes())
-    digest.update(json.dumps(params, sort_keys=True).encode())
+    inputs = {"params": params, "rule": data.rule.as_dict(), "aliases": data.aliases}
+    digest.update(json.dumps(inputs, sort_keys=True, default=str).encode())
     digest.update(data.systems.to_json(orient="split", default_handler=str).encode())
     strategies = data.completions[["system", "strategies"]].astype(str)
     digest.update(pd.util.hash_pandas_object(strategies, index=False).to_numpy().tobytes())
     return digest.hexdigest()
 
 
-def _snapshot_existing(
-    study: Study, judges: str, subset: str, fingerprint: str
-) -> LeaderboardSnapshot | None:
-    return LeaderboardSnapshot.objects.filter(
-        study=study, judges=judges, subset=subset, fingerprint=fingerprint
-    ).first()
+def _board_params(data: StudyData, preset: str, params: dict | None) -> dict:
+    params = dict(params or params_resolve(preset))
+    if params.get("anchor") is None:
+        params["anchor"] = data.anchor
+    return params
 
 
 def snapshot_create(
@@ -317,6 +263,7 @@ def snapshot_create(
     study: Study,
     judges: str = JudgeFilter.ALL,
     subset: str = SubsetFilter.ALL,
+    preset: str = Preset.DEFAULT,
     trigger: str = RefitTrigger.COMMAND,
     data: StudyData | None = None,
     agreement: dict | None = None,
@@ -324,118 +271,140 @@ def snapshot_create(
 ) -> LeaderboardSnapshot:
     """Fit and store one snapshot; a refit over unchanged inputs returns the stored row."""
     data = data or study_data_load(study)
-    params = params or params_resolve()
+    params = _board_params(data, preset, params)
+    preset = params.get("preset", preset)
     fingerprint = _fingerprint(data, judges, subset, params)
-    existing = _snapshot_existing(study, judges, subset, fingerprint)
+    existing = _snapshot_confirmed(study, judges, subset, preset, fingerprint, data.state)
     if existing is not None:
         return existing
     started = time.perf_counter()
     result = leaderboard_from_data(data, study=study, judges=judges, subset=subset, params=params)
     result["agreement"] = (
-        agreement if agreement is not None else agreement_compute(study, data=data)
+        agreement if agreement is not None else agreement_compute(study, data=data, subset=subset)
     )
-    return _snapshot_store(
-        study=study,
-        judges=judges,
-        subset=subset,
-        trigger=trigger,
-        data=data,
-        params=params,
-        result=result,
-        fingerprint=fingerprint,
-        duration_ms=round(1000 * (time.perf_counter() - started)),
-    )
-
-
-def _snapshot_store(
-    *,
-    study: Study,
-    judges: str,
-    subset: str,
-    trigger: str,
-    data: StudyData,
-    params: dict,
-    result: dict,
-    fingerprint: str,
-    duration_ms: int,
-) -> LeaderboardSnapshot:
     judgments = data.select(judges=judges, subset=subset)
+    fields = {
+        "trigger": trigger,
+        "created_at": timezone.now(),
+        "max_judgment_id": int(judgments["id"].max()) if len(judgments) else None,
+        "n_judgments": len(judgments),
+        "n_comparisons": result["n_comparisons"],
+        "n_excluded_raters": data.n_excluded_raters,
+        "n_systems": len(result["systems"]),
+        "params": _json_safe(dict(params, state=data.state)),
+        "result": result,
+        "duration_ms": round(1000 * (time.perf_counter() - started)),
+    }
+    keys = {"study": study, "judges": judges, "subset": subset, "preset": preset}
     try:
         with transaction.atomic():
-            return LeaderboardSnapshot.objects.create(
+            return LeaderboardSnapshot.objects.create(**keys, fingerprint=fingerprint, **fields)
+    except IntegrityError:  # a concurrent refit stored the same inputs first
+        return LeaderboardSnapshot.objects.get(**keys, fingerprint=fingerprint)
+
+
+def _snapshot_confirmed(study, judges, subset, preset, fingerprint, state):
+    """The snapshot of these exact inputs, if stored, marked current for ``state`` (a new
+    quality-check verdict changes the state, not the inputs: nothing is refitted for it)."""
+    existing = LeaderboardSnapshot.objects.filter(
+        study=study, judges=judges, subset=subset, preset=preset, fingerprint=fingerprint
+    ).first()
+    state = _json_safe(state)
+    if existing is not None and existing.params.get("state") != state:
+        existing.params = dict(existing.params, state=state)
+        existing.save(update_fields=["params"])
+    return existing
+
+
+def snapshot_refit_study(
+    *, study_id: int, trigger: str, boards: list | None = None
+) -> list[LeaderboardSnapshot]:
+    """Refit a study's boards (default: human, LLM and all judges, all contexts, the default
+    preset) from one load, agreement computed once per context subset. Unchanged inputs
+    store nothing new."""
+    study = Study.objects.get(pk=study_id)
+    data = study_data_load(study)
+    agreements: dict[str, dict] = {}
+    snapshots = []
+    for judges, subset, preset in [tuple(b) for b in boards or FULL_REFIT]:
+        params = _board_params(data, preset, None)
+        fingerprint = _fingerprint(data, judges, subset, params)
+        stored = _snapshot_confirmed(study, judges, subset, preset, fingerprint, data.state)
+        if stored is None and subset not in agreements:
+            agreements[subset] = agreement_compute(study, data=data, subset=subset)
+        snapshots.append(
+            stored
+            or snapshot_create(
                 study=study,
                 judges=judges,
                 subset=subset,
+                preset=preset,
                 trigger=trigger,
-                created_at=timezone.now(),
-                fingerprint=fingerprint,
-                max_judgment_id=int(judgments["id"].max()) if len(judgments) else None,
-                n_judgments=len(judgments),
-                n_comparisons=result["n_comparisons"],
-                n_excluded_raters=data.n_excluded_raters,
-                n_systems=len(result["systems"]),
-                params=dict(params, state=data.state),
-                result=result,
-                duration_ms=duration_ms,
+                data=data,
+                agreement=agreements.get(subset),
+                params=params,
             )
-    except IntegrityError:  # a concurrent refit stored the same inputs first
-        return LeaderboardSnapshot.objects.get(
-            study=study, judges=judges, subset=subset, fingerprint=fingerprint
         )
-
-
-def snapshot_refit_study(*, study_id: int, trigger: str) -> list[LeaderboardSnapshot]:
-    """The nightly / on-demand refit: human, LLM and all judges, all contexts."""
-    study = Study.objects.get(pk=study_id)
-    data = study_data_load(study)
-    params = params_resolve()
-    judges_kinds = (JudgeFilter.HUMAN, JudgeFilter.LLM, JudgeFilter.ALL)
-    # Agreement is the slow part: compute it only when some snapshot is actually new.
-    stale = [
-        judges
-        for judges in judges_kinds
-        if _snapshot_existing(
-            study,
-            judges,
-            SubsetFilter.ALL,
-            _fingerprint(data, judges, SubsetFilter.ALL, params),
-        )
-        is None
-    ]
-    agreement = agreement_compute(study, data=data) if stale else None
-    snapshots = [
-        snapshot_create(
-            study=study,
-            judges=judges,
-            subset=SubsetFilter.ALL,
-            trigger=trigger,
-            data=data,
-            agreement=agreement,
-            params=params,
-        )
-        for judges in judges_kinds
-    ]
     logger.info("refit %s (%s): snapshots %s", study.slug, trigger, [s.pk for s in snapshots])
     return snapshots
 
 
-REFIT_TASK = "ranking.tasks.refit_job_run"
+# --------------------------------------------------------------------------- background refits
 
 
-def snapshot_request_refit(*, study: Study, trigger: str = RefitTrigger.MANUAL) -> RefitJob:
-    """Queue a refit once the surrounding transaction commits (the button, the nightly job).
+def refit_pending(study: Study) -> dict | None:
+    """The study's queued or running refits: {"since": ISO time, "boards": [...]}, or None.
 
-    Never fails the click: with the broker down the refit waits in the outbox (beat sends it).
-    """
+    A queued job older than REFIT_PENDING_SECONDS no longer counts (its task was lost: the next
+    request queues a new one); a running job whose worker died is queued again by
+    `refit_jobs_resume` once its lease lapses."""
+    fresh = timezone.now() - timedelta(seconds=REFIT_PENDING_SECONDS)
+    jobs = list(
+        RefitJob.objects.filter(study=study, created_at__gte=fresh)
+        .filter(status__in=[RefitJob.Status.QUEUED, RefitJob.Status.RUNNING])
+        .order_by("created_at")
+        .values_list("created_at", "boards")
+    )
+    if not jobs:
+        return None
+    boards: list = []
+    for _created, job_boards in jobs:
+        boards += [b for b in (job_boards or full_refit_boards()) if b not in boards]
+    return {"since": jobs[0][0].isoformat(), "boards": boards}
+
+
+def snapshot_request_refit(
+    *,
+    study: Study,
+    trigger: str = RefitTrigger.MANUAL,
+    boards: list | None = None,
+    read_after: bool = False,
+) -> bool:
+    """Queue a background refit (a `RefitJob`) once the surrounding transaction commits, unless
+    one for the same boards is already pending. True when one was queued. Never fails the
+    request: with the broker down the refit waits in the outbox (beat sends it). ``read_after``:
+    the caller reads the result next, so with in-process Celery (the demo, tests) it runs at
+    once."""
+    from celery import current_app
+
     from heart_site.enqueue import enqueue
 
-    job = refit_job_create(study_id=study.pk, trigger=trigger)
-    transaction.on_commit(lambda: enqueue(REFIT_TASK, job.pk))
-    return job
+    wanted = [list(b) for b in boards] if boards else full_refit_boards()
+    inline = read_after and current_app.conf.task_always_eager
+    pending = refit_pending(study)
+    if pending and all(b in pending["boards"] for b in wanted) and not inline:
+        return False
+    job = RefitJob.objects.create(study=study, trigger=trigger, boards=wanted)
+    if inline:
+        # In-process: the refit runs now, in this transaction, and the caller reads it next.
+        enqueue(REFIT_TASK, job.pk)
+    else:
+        transaction.on_commit(lambda: enqueue(REFIT_TASK, job.pk))
+    return True
 
 
-def refit_job_create(*, study_id: int, trigger: str) -> RefitJob:
-    return RefitJob.objects.create(study_id=study_id, trigger=trigger)
+def refit_job_create(*, study_id: int, trigger: str, boards: list | None = None) -> RefitJob:
+    return RefitJob.objects.create(study_id=study_id, trigger=trigger, boards=boards or [])
 
 
 def refit_job_run(*, job_id: int) -> list[int] | None:
@@ -451,11 +420,14 @@ def refit_job_run(*, job_id: int) -> list[int] | None:
     job = RefitJob.objects.get(pk=job_id)
     try:
         with lease_kept(RefitJob, job_id):
-            ids = [s.pk for s in snapshot_refit_study(study_id=job.study_id, trigger=job.trigger)]
+            snapshots = snapshot_refit_study(
+                study_id=job.study_id, trigger=job.trigger, boards=job.boards or None
+            )
     except Exception as exc:
         logger.exception("refit job %s failed", job_id)
         _refit_finish(job_id, RefitJob.Status.FAILED, error=failure_reason(exc))
         return None
+    ids = [s.pk for s in snapshots]
     _refit_finish(job_id, RefitJob.Status.DONE, snapshot_ids=ids)
     return ids
 
@@ -477,64 +449,108 @@ def refit_jobs_resume() -> list[int]:
     return ids
 
 
-# --------------------------------------------------------------------------- pages
+# --------------------------------------------------------------------------- reading
 
 
-def _cache_key(study: Study, judges: str, subset: str, state: dict) -> str:
-    raw = json.dumps([study.pk, study.created_at.isoformat(), judges, subset, state], default=str)
-    return f"{CACHE_VERSION}:leaderboard:{hashlib.sha1(raw.encode()).hexdigest()}"
+def snapshot_is_current(snapshot: LeaderboardSnapshot, state: dict) -> bool:
+    """Whether a snapshot was fitted on the inputs ``state`` describes (judgments_state)."""
+    return snapshot.params.get("state") == _json_safe(state)
 
 
 def leaderboard_current(
-    study: Study, *, judges: str = "all", subset: str = "all", state: dict | None = None
+    study: Study,
+    *,
+    judges: str = "all",
+    subset: str = "all",
+    preset: str = "default",
+    state: dict | None = None,
 ) -> dict:
-    """The result the pages show: cached, else the latest snapshot if still current, else fit.
-
-    "Current" means the judgments and exclusions are as they were when it was stored. While
-    raters keep submitting, every judgment changes the state: a result computed in the last
-    LIVE_MAX_AGE seconds is reused then, so a busy study is refitted at most once a minute
-    per filter instead of on every page view.
-    """
+    """What the pages and the API show: the latest stored snapshot for the filter, never a fit
+    in the request. When its inputs are out of date (or there is none yet) a background refit
+    is queued and the result says so: ``status`` "current", "updating" or "computing",
+    ``snapshot`` {id, created_at, trigger} and ``refit`` {since} while one is pending."""
     state = state or selectors.judgments_state(study)
-    key = _cache_key(study, judges, subset, state)
-    recent = {"recent": True}
-    if state.get("labels"):  # a new label set is not "one more judgment": it shows at once
-        recent["labels"] = state["labels"]
-    recent_key = _cache_key(study, judges, subset, recent)
-    result = cache.get(key) or cache.get(recent_key)
-    if result is None:
-        result = _leaderboard_fresh(study, judges=judges, subset=subset, state=state)
-        result["cache_key"] = key
-        result["computed_at"] = timezone.now().isoformat()
-        cache.set(key, result, CACHE_SECONDS)
-        cache.set(recent_key, result, LIVE_MAX_AGE)
-    return result
-
-
-def _leaderboard_fresh(study: Study, *, judges: str, subset: str, state: dict) -> dict:
-    snapshot = selectors.snapshot_latest(study, judges=judges, subset=subset)
-    if snapshot is not None and snapshot.params.get("state") == _json_safe(state):
-        return dict(
-            snapshot.result,
-            snapshot={
-                "id": snapshot.pk,
-                "created_at": snapshot.created_at.isoformat(),
-                "trigger": snapshot.trigger,
-            },
+    board_key = [judges, subset, preset]
+    snapshot = selectors.snapshot_latest(study, judges=judges, subset=subset, preset=preset)
+    current = snapshot is not None and snapshot_is_current(snapshot, state)
+    if not current and not _refitted_recently(snapshot):
+        boards = full_refit_boards()
+        if board_key not in boards:
+            boards = [board_key]
+        snapshot_request_refit(
+            study=study, trigger=RefitTrigger.STALE, boards=boards, read_after=True
         )
-    data = study_data_load(study, state=state)
-    result = leaderboard_compute(study, judges=judges, subset=subset, data=data)
-    result["agreement"] = agreement_compute(study, data=data, subset=subset)
-    result["snapshot"] = None
+        # With eager Celery (the demo, tests) the refit has run by now.
+        fresh = selectors.snapshot_latest(study, judges=judges, subset=subset, preset=preset)
+        if fresh is not None and snapshot_is_current(fresh, state):
+            snapshot, current = fresh, True
+    return _served(study, snapshot, current, judges=judges, subset=subset, preset=preset)
+
+
+def _refitted_recently(snapshot: LeaderboardSnapshot | None) -> bool:
+    """A busy study is refitted at most once every REFIT_MIN_SECONDS (the page keeps showing
+    its snapshot as updating meanwhile); in-process Celery refits at once."""
+    from celery import current_app
+
+    if snapshot is None or current_app.conf.task_always_eager:
+        return False
+    return (timezone.now() - snapshot.created_at).total_seconds() < REFIT_MIN_SECONDS
+
+
+def _served(study, snapshot, current: bool, *, judges: str, subset: str, preset: str) -> dict:
+    pending = refit_pending(study)
+    if snapshot is None:
+        result = _placeholder(study, judges=judges, subset=subset, preset=preset)
+        status = "computing"
+    else:
+        result = dict(snapshot.result)
+        result["snapshot"] = {
+            "id": snapshot.pk,
+            "created_at": snapshot.created_at.isoformat(),
+            "trigger": snapshot.trigger,
+            "duration_ms": snapshot.duration_ms,
+        }
+        result["cache_key"] = f"snapshot:{snapshot.pk}"
+        status = "current" if current else "updating"
+    result["status"] = status
+    result["refit"] = {"since": pending["since"]} if pending and status != "current" else None
     return result
+
+
+def _placeholder(study: Study, *, judges: str, subset: str, preset: str) -> dict:
+    """The shape of a result before the first snapshot exists (nothing to show yet)."""
+    return {
+        "study": study.slug,
+        "judges": judges,
+        "subset": subset,
+        "preset": preset,
+        "n_comparisons": 0,
+        "n_judgments": 0,
+        "n_excluded_raters": 0,
+        "params": params_resolve(preset),
+        "preset_note": board.PRESET_NOTES.get(preset, ""),
+        "warnings": [],
+        "systems": [],
+        "human_rows": [],
+        "snapshot": None,
+        "cache_key": None,
+    }
 
 
 def leaderboard_plot(
-    study: Study, *, name: str, fmt: str, judges: str = "all", subset: str = "all"
+    study: Study,
+    *,
+    name: str,
+    fmt: str,
+    judges: str = "all",
+    subset: str = "all",
+    preset: str = "default",
 ) -> bytes:
-    """One figure of the result the page shows, encoded; cached with that result."""
-    result = leaderboard_current(study, judges=judges, subset=subset)
-    key = f"{result['cache_key']}:plot:{name}.{fmt}"
+    """One figure of the result the page shows, encoded; cached with its snapshot."""
+    result = leaderboard_current(study, judges=judges, subset=subset, preset=preset)
+    if result["cache_key"] is None:
+        return plots.render(name, result, fmt)
+    key = f"ranking:{result['cache_key']}:plot:{name}.{fmt}"
     image = cache.get(key)
     if image is None:
         image = plots.render(name, result, fmt)
@@ -554,7 +570,7 @@ def strategy_analysis(study: Study, *, labels: str = "auto") -> dict:
     """
     source = label_selectors.label_source_resolve(study, labels)
     completions = selectors.completions_frame(study, label_set=source.label_set)
-    section = report_strategy_section(completions)
+    section = report_strategy_section(completions, aliases_merged(study.family_aliases))
     labelled = int(completions["strategies"].map(lambda v: isinstance(v, list)).sum())
     return _json_safe(
         {

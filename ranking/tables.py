@@ -20,6 +20,8 @@ def leaderboard_rows(result: dict) -> Iterable[list]:
         "elo",
         "ci_low",
         "ci_high",
+        "rank_low",
+        "rank_high",
         "win_rate",
         "weighted_win_rate",
         "n",
@@ -36,6 +38,8 @@ def leaderboard_rows(result: dict) -> Iterable[list]:
             row["elo"],
             row["ci_low"],
             row["ci_high"],
+            row.get("rank_low"),
+            row.get("rank_high"),
             row["win_rate"],
             row.get("weighted_win_rate"),
             row["n"],
@@ -45,13 +49,37 @@ def leaderboard_rows(result: dict) -> Iterable[list]:
         ]
 
 
+def human_rows(result: dict) -> Iterable[list]:
+    """The derived human rows (Best human, Average human) with what each one means."""
+    yield ["system", "elo", "ci_low", "ci_high", "win_rate", "n", "note"]
+    for row in result.get("human_rows", []):
+        yield [
+            row["system"],
+            row["elo"],
+            row["ci_low"],
+            row["ci_high"],
+            row["win_rate"],
+            row["n"],
+            row.get("note"),
+        ]
+
+
 def win_matrix_rows(result: dict) -> Iterable[list]:
+    """Every ordered pair of systems: the observed win rate (ties half) with its count, and
+    the Bradley–Terry predicted probability (also for pairs never compared)."""
     matrix = result.get("win_matrix") or {"systems": [], "rates": [], "n": []}
-    yield ["system", "opponent", "win_rate", "n"]
+    predicted = matrix.get("predicted")
+    yield ["system", "opponent", "win_rate", "n", "predicted"]
     for i, name in enumerate(matrix["systems"]):
         for j, opponent in enumerate(matrix["systems"]):
-            if i != j and matrix["n"][i][j]:
-                yield [name, opponent, matrix["rates"][i][j], matrix["n"][i][j]]
+            if i != j and (matrix["n"][i][j] or predicted):
+                yield [
+                    name,
+                    opponent,
+                    matrix["rates"][i][j],
+                    matrix["n"][i][j],
+                    predicted[i][j] if predicted else None,
+                ]
 
 
 def head_to_head_rows(result: dict) -> Iterable[list]:
@@ -130,12 +158,18 @@ def agreement_rows(result: dict) -> Iterable[list]:
         "three_way_agreement",
     ):
         yield [key, summary.get(key), None, None, summary.get(counts.get(key, ""))]
-    for key in ("human_llm_agreement", "human_llm_agreement_ambiguous"):
+    for key in (
+        "human_llm_agreement",
+        "human_llm_agreement_no_ties",
+        "human_llm_agreement_ambiguous",
+    ):
         rate = summary.get(key) or {}
         yield [key, rate.get("rate"), rate.get("ci_low"), rate.get("ci_high"), rate.get("n")]
     n_cross = summary.get("cross_judge_n") or {}
     for pair, rate in (summary.get("cross_judge_agreement") or {}).items():
         yield [f"cross_judge:{pair}", rate, None, None, n_cross.get(pair)]
+    for pair, rate in (summary.get("cross_judge_agreement_no_ties") or {}).items():
+        yield [f"cross_judge_no_ties:{pair}", rate, None, None, None]
     n_family = summary.get("cross_family_n") or {}
     for pair, rate in (summary.get("cross_family_agreement") or {}).items():
         yield [f"cross_family:{pair}", rate, None, None, n_family.get(pair)]
@@ -158,6 +192,7 @@ def factor_rows(result: dict) -> Iterable[list]:
 
 TABLES: dict[str, Callable[[dict], Iterable[list]]] = {
     "leaderboard": leaderboard_rows,
+    "human-rows": human_rows,
     "win-matrix": win_matrix_rows,
     "head-to-head": head_to_head_rows,
     "strategies": strategy_rows,

@@ -12,14 +12,18 @@ from .models import RefitTrigger
 
 @shared_task(acks_late=True, ignore_result=True)
 def refit_job_run(job_id: int) -> list[int] | None:
-    """Run one requested refit (the button, the nightly job); failures are kept on the job."""
+    """Run one requested refit (the button, a stale board, the nightly job); failures are kept
+    on the job."""
     return services.refit_job_run(job_id=job_id)
 
 
 @shared_task(acks_late=True, ignore_result=True)
-def refit_study(study_id: int, trigger: str = RefitTrigger.NIGHTLY) -> list[int] | None:
-    """Refit one study now, as a job of its own (unchanged inputs store nothing new)."""
-    job = services.refit_job_create(study_id=study_id, trigger=trigger)
+def refit_study(
+    study_id: int, trigger: str = RefitTrigger.NIGHTLY, boards: list | None = None
+) -> list[int] | None:
+    """Refit one study's boards now, as a job of its own ([judges, subset, preset] each;
+    default: human, LLM and all judges on all contexts); unchanged inputs store nothing new."""
+    job = services.refit_job_create(study_id=study_id, trigger=trigger, boards=boards)
     return services.refit_job_run(job_id=job.pk)
 
 

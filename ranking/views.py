@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from celery import current_app
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
@@ -20,6 +23,11 @@ def _filters(request: HttpRequest) -> dict[str, str] | None:
     return form.filters() if form.is_valid() else None
 
 
+def _suffix(filters: dict[str, str]) -> str:
+    name = f"{filters['judges']}-{filters['subset']}"
+    return name if filters["preset"] == "default" else f"{name}-{filters['preset']}"
+
+
 @require_GET
 @study_admin_required
 def leaderboard_page(request: HttpRequest, slug: str) -> HttpResponse:
@@ -34,9 +42,10 @@ def leaderboard_page(request: HttpRequest, slug: str) -> HttpResponse:
         "form": form,
         "filters": filters,
         "result": result,
-        "query": f"judges={filters['judges']}&subset={filters['subset']}",
+        "query": urlencode(filters),
         "plots": [(name, alt) for name, (_, alt) in plots.PLOTS.items()],
         "tables": list(tables.TABLES),
+        "docs_url": settings.HEART_DOCS_URL,
     }
     # A history-restore request needs the whole page, a filter change only the results.
     fragment = request.htmx and not request.htmx.history_restore_request
@@ -54,7 +63,7 @@ def leaderboard_plot(request: HttpRequest, slug: str, name: str, fmt: str) -> Ht
     image = services.leaderboard_plot(study, name=name, fmt=fmt, **filters)
     response = HttpResponse(image, content_type=plots.FORMATS[fmt])
     if "download" in request.GET:
-        filename = f"{study.slug}-{name}-{filters['judges']}-{filters['subset']}.{fmt}"
+        filename = f"{study.slug}-{name}-{_suffix(filters)}.{fmt}"
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["Cache-Control"] = "private, max-age=60"
     return response
@@ -69,7 +78,7 @@ def leaderboard_table(request: HttpRequest, slug: str, name: str) -> HttpRespons
         return HttpResponseBadRequest("Unknown table or filter.")
     result = services.leaderboard_current(study, **filters)
     response = HttpResponse(tables.to_csv(name, result), content_type="text/csv; charset=utf-8")
-    filename = f"{study.slug}-{name}-{filters['judges']}-{filters['subset']}.csv"
+    filename = f"{study.slug}-{name}-{_suffix(filters)}.csv"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
@@ -78,13 +87,15 @@ def leaderboard_table(request: HttpRequest, slug: str, name: str) -> HttpRespons
 @study_admin_required
 def leaderboard_refit(request: HttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
-    services.snapshot_request_refit(study=study)
+    queued = services.snapshot_request_refit(study=study)
     if current_app.conf.task_always_eager:
         # No worker in this setup: the refit ran inside this request and is done.
         text = "Refit done: the new snapshots are in the history below (unchanged judgments "
         text += "store nothing new)."
-    else:
+    elif queued:
         text = "Refit queued: the new snapshot appears in the history when the worker has finished."
+    else:
+        text = "A refit is already running: the new snapshot appears in the history when done."
     messages.success(request, text)
     return redirect(reverse("ranking:history", args=[study.slug]))
 

@@ -17,7 +17,8 @@ from .base import IdCursorPagination, StudyAdminApi
 
 
 class LeaderboardLive(StudyAdminApi):
-    """The leaderboard now (cached on the latest judgment; `leaderboard --format json`)."""
+    """The leaderboard from its latest stored snapshot (`leaderboard --format json`); when the
+    judgments changed since, `status` is "updating" and a refit runs in the background."""
 
     @extend_schema(parameters=[LeaderboardQuerySerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> Response:

@@ -2,10 +2,12 @@
 
     python recompute_leaderboard.py [--judges all|human|llm] [--check]
 
-Needs Python 3.12+, numpy, scipy and pandas; the Bradley-Terry code is the HEART studio
-`ranking/bradley_terry.py` shipped beside this script. Counted judgments are the platform's:
-real pairs (quality_check false) by judges not excluded; each verdict weighs by its strength
-normalised to its scale (the platform's "normalized" weights), a tie counts half to each side.
+Needs Python 3.12+, numpy, scipy and pandas; the Bradley-Terry code and the verdict rule are
+the HEART studio `ranking/` modules shipped beside this script. Counted judgments are the
+platform's: real pairs (quality_check false) by judges not excluded, under the study's verdict
+rule as leaderboard.json records it (an LLM judge's two position-swapped verdicts as two votes
+or one consistent verdict; on the all-judges board humans and LLM judges weighed by source);
+each verdict weighs by its strength as the recorded parameters say, ties as they say.
 With --check, the Elo of every system must match leaderboard.json (exit 1 otherwise).
 """
 
@@ -21,7 +23,7 @@ sys.path.insert(0, str(HERE))  # the bundled ranking package, before any install
 
 import pandas as pd  # noqa: E402
 
-from ranking import bradley_terry  # noqa: E402
+from ranking import bradley_terry, verdicts  # noqa: E402
 
 TOLERANCE = 0.1  # leaderboard.json rounds Elo to 0.1
 
@@ -38,13 +40,27 @@ def counted_judgments(judges: str) -> pd.DataFrame:
 
 
 def leaderboard(judges: str, params: dict) -> pd.DataFrame:
+    rule = verdicts.VerdictRule.from_dict(params.get("verdicts"))
     judgments = counted_judgments(judges)
+    # A pair is its context and its two systems (the export's canonical orientation).
+    judgments = judgments.assign(
+        item=judgments["context_id"]
+        + "\x1f"
+        + judgments["system_a"]
+        + "\x1f"
+        + judgments["system_b"]
+    )
+    judgments = verdicts.counted(judgments, rule)
+    if params.get("ties") == "drop":
+        judgments = judgments[judgments["winner"] != "tie"]
     weight = bradley_terry.strength_weight(
         pd.to_numeric(judgments["strength"], errors="coerce").astype(float),
         pd.to_numeric(judgments["strength_max"], errors="coerce").astype(float),
         params["weights"],
         winner=judgments["winner"],
     )
+    if judges == "all" and params.get("combined", "by_count") == "by_source":
+        weight = weight * verdicts.source_factors(judgments["judge_kind"], weight, rule)
     comparisons = pd.DataFrame(
         {
             "system_a": judgments["system_a"].to_numpy(),
@@ -56,11 +72,12 @@ def leaderboard(judges: str, params: dict) -> pd.DataFrame:
     )
     return bradley_terry.fit(
         comparisons,
-        ties=params["ties"],
+        ties="half" if params["ties"] == "drop" else params["ties"],
         ci=params["ci"],
         bootstrap_rounds=params["bootstrap_rounds"],
         seed=params["seed"],
         alpha=params["alpha"],
+        anchor=params.get("anchor"),
     )
 
 

@@ -5,8 +5,9 @@ pseudonyms; writer texts and rationales that the personal-data screen holds are 
 the LLM judges' prompt hashes and raw replies, the prompts with their versions and the LLM runs
 (endpoints, models, parameters, tokens, cost), the rubric (paper Table 2) and the strategy
 taxonomy, the study settings, the leaderboard and agreement as the platform computed them, a
-datasheet, `recompute_leaderboard.py` with the project's `ranking/bradley_terry.py` beside it
-(so the bundle alone recomputes the Elo), and `SHA256SUMS` over every other file
+datasheet, `recompute_leaderboard.py` with the project's `ranking/bradley_terry.py` (and the
+bootstrap and verdict-rule modules it uses) beside it (so the bundle alone recomputes the Elo),
+and `SHA256SUMS` over every other file
 (`sha256sum -c SHA256SUMS` works).
 """
 
@@ -37,7 +38,12 @@ from .screening import ScreenSummary, release_screen
 
 SUMS = "SHA256SUMS"
 SCRIPT = "recompute_leaderboard.py"
-RANKING_FILES = ("ranking/__init__.py", "ranking/bradley_terry.py")
+RANKING_FILES = (
+    "ranking/__init__.py",
+    "ranking/bradley_terry.py",
+    "ranking/bootstrap.py",
+    "ranking/verdicts.py",
+)
 # The fit the bundle records and the script repeats: Fisher CIs are deterministic.
 RELEASE_PARAMS = {"ci": "fisher"}
 STUDY_PRIVATE = {"id", "invite_token", "completion_code", "prolific_redirect_url"}
@@ -211,7 +217,7 @@ def _files(
         ("agreement.json", _json(services.agreement_compute(study))),
         (SCRIPT, [(Path(__file__).parent / "recompute_leaderboard.py").read_bytes()]),
         ("ranking/__init__.py", [b'"""The HEART studio ranking maths, as released."""\n']),
-        ("ranking/bradley_terry.py", [(base / "ranking" / "bradley_terry.py").read_bytes()]),
+        *[(name, [(base / name).read_bytes()]) for name in RANKING_FILES[1:]],
     ]
 
 

@@ -65,7 +65,9 @@ def _leaderboard(study: Study) -> Iterator[bytes]:
 
 
 def _agreement(study: Study) -> Iterator[bytes]:
-    result = {"agreement": services.agreement_compute(study)}
+    result = services.leaderboard_current(study, judges="all", subset="all")
+    if not result.get("agreement"):  # no snapshot yet: compute it now
+        result = {"agreement": services.agreement_compute(study)}
     return _table(tables.agreement_rows(result))
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django import forms
 
-from completions.models import Study
+from completions.families import AliasError, format_aliases, parse_aliases
+from completions.models import Study, System
 from heart_site.material_formats import HEAD_BYTES, KIND_WORDS, Detection, detect_kind
 from heart_site.models import ImportKind
 
@@ -34,10 +35,27 @@ GROUPS = {
     "Writers": ["writers_per_context"],
     "Quality control": ["quality_check_rate"],
     "Pair design": ["pair_design", "pairs_per_context", "pair_seed"],
+    # The leaderboard's verdict rule and scale (docs/ranking.md).
+    "Analysis": [
+        "llm_games",
+        "human_majority_min",
+        "human_weight_share",
+        "leaderboard_anchor",
+        "family_aliases",
+    ],
 }
 
 
 class StudyForm(forms.ModelForm):
+    family_aliases = forms.CharField(
+        label="Family aliases",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="One 'alias = family' a line, e.g. 'azure-openai = gpt', on top of the "
+        "built-in table (openai = gpt, anthropic = claude, google = gemini, meta = llama, ...). "
+        "Used to keep LLM judges off their own family and to compare judge families.",
+    )
+
     class Meta:
         model = Study
         fields = [name for names in GROUPS.values() for name in names]
@@ -55,8 +73,57 @@ class StudyForm(forms.ModelForm):
             "limits, instructions and the writer link are on the study's Writers page.",
         }
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # The analysis settings have defaults: a form posted without them keeps those.
+        for name in ("llm_games", "human_majority_min", "human_weight_share"):
+            self.fields[name].required = False
+        if self.instance.pk:
+            self.initial["family_aliases"] = format_aliases(self.instance.family_aliases or {})
+
     def groups(self) -> list[tuple[str, list]]:
         return [(title, [self[name] for name in names]) for title, names in GROUPS.items()]
+
+    def clean_family_aliases(self) -> dict[str, str]:
+        try:
+            return parse_aliases(self.cleaned_data.get("family_aliases") or "")
+        except AliasError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+    def clean_human_weight_share(self) -> float:
+        share = self.cleaned_data.get("human_weight_share")
+        if share is None:
+            return Study._meta.get_field("human_weight_share").default
+        if not 0 < share < 1:
+            raise forms.ValidationError(
+                "A share strictly between 0 and 1: 0.5 weighs humans and LLM judges equally."
+            )
+        return share
+
+    def clean_human_majority_min(self) -> int:
+        value = self.cleaned_data.get("human_majority_min")
+        return Study._meta.get_field("human_majority_min").default if value is None else value
+
+    def clean_llm_games(self) -> str:
+        return self.cleaned_data.get("llm_games") or "both"
+
+    def clean_leaderboard_anchor(self) -> str:
+        anchor = (self.cleaned_data.get("leaderboard_anchor") or "").strip()
+        if not anchor:
+            return ""
+        names = (
+            list(
+                System.objects.filter(study=self.instance)
+                .order_by("name")
+                .values_list("name", flat=True)
+            )
+            if self.instance.pk
+            else []
+        )
+        if anchor not in names:
+            listed = ", ".join(names[:20]) or "none yet"
+            raise forms.ValidationError(f"No system is called {anchor!r}. Systems: {listed}.")
+        return anchor
 
     def clean_quality_check_rate(self) -> float:
         rate = self.cleaned_data["quality_check_rate"]

@@ -53,7 +53,7 @@ def test_a_study_admin_filters_the_leaderboard_and_downloads_a_table(
     assert page.locator("h1").inner_text() == "Leaderboard: Study browser-study"
     rows = page.locator("#elo-table + .table-scroll tbody tr:not(.derived-row)")
     assert rows.count() == 2
-    # The human system also gives the two derived rows (Humans pooled, Average Human).
+    # The human system also gives the two derived rows (Best human, Average human).
     assert page.locator("#elo-table + .table-scroll tbody tr.derived-row").count() == 2
     assert X in rows.nth(0).inner_text()
     for image in page.locator("#results img[data-plot]").all():  # lazy: load when seen

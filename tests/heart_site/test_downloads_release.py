@@ -303,3 +303,44 @@ def test_the_datasheet_counts_only_systems_with_replies():
     writer_enter(study=study)  # a writer who entered and wrote nothing: a system row, no data
     sheet = render(study, generated_at="2026-11-25T00:00:00Z")
     assert "- systems with replies: model 1\n" in sheet  # not "human 1"
+
+
+def test_the_release_recomputes_under_the_studys_verdict_rule(tmp_path):
+    """LLM verdicts in both orders made one consistent verdict, and humans weighing 30 % of
+    the combined board: the bundle's script applies the same rule and gets the same Elo."""
+    study = _build(tmp_path, slug="rule")
+    rows = [json.loads(line) for line in (tmp_path / "rule-jdg.jsonl").read_text().splitlines()]
+    swapped = []
+    for i, row in enumerate(r for r in rows if r["judge_kind"] == "llm"):
+        twin = dict(row, shown_left="b" if row["shown_left"] == "a" else "a")
+        if i % 3 == 0:  # a third of the pairs judged inconsistently across the two orders
+            twin["winner"] = {"a": "b", "b": "a", "tie": "a"}[row["winner"]]
+            twin["strength"] = 3
+        swapped.append(twin)
+    (tmp_path / "rule-swap.jsonl").write_text(_lines(swapped))
+    judgments_import(study=study, path=tmp_path / "rule-swap.jsonl")
+    study.llm_games, study.human_weight_share = "consistent", 0.3
+    study.save(update_fields=["llm_games", "human_weight_share"])
+    path = tmp_path / "rule.zip"
+    call_command("release", "--study", study.slug, "-o", str(path))
+    with zipfile.ZipFile(path) as bundle:
+        bundle.extractall(tmp_path / "y")
+    folder = tmp_path / "y" / f"{study.slug}-release"
+    released = json.loads((folder / "leaderboard.json").read_text())
+    assert released["all"]["params"]["verdicts"] == {
+        "llm_games": "consistent",
+        "human_min_verdicts": 2,
+        "human_share": 0.3,
+    }
+    done = subprocess.run(
+        [sys.executable, "-I", "recompute_leaderboard.py", "--check"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    # The rule matters: counting every verdict alike gives another board.
+    by_count = leaderboard_compute(study, judges="all", ci="fisher", combined="by_count")
+    assert {r["system"]: r["elo"] for r in by_count["systems"]} != {
+        r["system"]: r["elo"] for r in released["all"]["systems"]
+    }

@@ -92,7 +92,8 @@ def test_an_upload_with_the_broker_down_answers_normally_and_is_kept(
             follow=True,
         )
     assert response.status_code == 200
-    assert "c.jsonl: queued for a worker" in response.content.decode()
+    page = response.content.decode()
+    assert "c.jsonl looks like JSON Lines contexts: queued for a worker" in page
     job = ImportJob.objects.get(study=study)
     assert job.status == "queued" and bytes(job.data) == contexts_jsonl()
     waiting = DeferredTask.objects.get()

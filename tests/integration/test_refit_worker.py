@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from heart_site.enqueue import enqueue
 from ranking.models import LeaderboardSnapshot
@@ -50,3 +52,31 @@ def test_repeated_refits_store_one_snapshot_per_distinct_input(transactional_db,
     # judgment adds a human and an all-judges snapshot, the LLM inputs did not change.
     assert len(rows) == 5
     assert sorted(row.judges for row in rows) == ["all", "all", "human", "human", "llm"]
+
+
+def test_a_stale_page_is_served_at_once_and_a_real_worker_brings_it_up_to_date(
+    transactional_db, celery_live
+):
+    from django.core.cache import cache
+
+    from ranking import services
+
+    cache.clear()
+    built = build_study()
+    add_known_verdicts(built)
+    first = services.leaderboard_current(built.study, judges="human")
+    assert first["status"] == "computing" and first["systems"] == []  # nothing stored yet
+    deadline = time.monotonic() + 30
+    while services.leaderboard_current(built.study, judges="human")["status"] != "current":
+        assert time.monotonic() < deadline, "the worker did not store the snapshot"
+        time.sleep(0.25)
+    # A minute later (a busy study is refitted at most once a minute) a new judgment arrives.
+    LeaderboardSnapshot.objects.update(created_at=timezone.now() - timedelta(minutes=2))
+    judge(built, 1, Y, judge="late-rater", strength=1)
+    stale = services.leaderboard_current(built.study, judges="human")
+    assert stale["status"] == "updating" and stale["refit"]["since"]
+    assert stale["n_comparisons"] == 4  # the stored snapshot, served without a fit
+    while (now := services.leaderboard_current(built.study, judges="human"))["n_comparisons"] < 5:
+        assert time.monotonic() < deadline + 30, "the refit did not land"
+        time.sleep(0.25)
+    assert now["status"] == "current" and now["refit"] is None

@@ -118,7 +118,17 @@ def test_an_unknown_study_is_an_error(built):
         _run("agreement", "--study", "nope")
 
 
+def test_a_single_human_verdict_is_no_majority_by_default(built):
+    # Each pair has one counted human verdict: no human majority, so nothing to agree with.
+    body = json.loads(_run("agreement", "--study", "cmd", "--format", "json"))
+    assert body["human_majority_min_verdicts"] == 2
+    assert body["human_llm_agreement"]["n"] == 0
+    assert body["human_llm_agreement_by_judge"] == {}
+
+
 def test_agreement_json_has_the_contract_keys(built):
+    built.study.human_majority_min = 1  # the study setting: one verdict makes a majority
+    built.study.save(update_fields=["human_majority_min"])
     body = json.loads(_run("agreement", "--study", "cmd", "--format", "json"))
     assert {
         "fleiss_kappa",
@@ -150,3 +160,81 @@ def test_agreement_table_prints_every_statistic(built):
         "judge-claude|judge-gpt",
     ):
         assert label in text
+
+
+def _json(*args: str) -> dict:
+    return json.loads(_run("leaderboard", "--study", "cmd", "--format", "json", *args))
+
+
+def test_every_system_carries_its_rank_interval(built):
+    body = _json("--judges", "human", "--ci", "fisher")
+    assert [(r["rank_low"], r["rank_high"]) for r in body["systems"]] == [(1, 2), (1, 2)]
+    assert body["interval"]["method"] == "fisher"
+
+
+def test_the_paper_preset_uses_raw_strengths_and_the_papers_interval(built):
+    body = _json("--judges", "human", "--preset", "paper")
+    assert body["preset"] == "paper"
+    assert {k: body["params"][k] for k in ("ci", "weights", "ties", "combined")} == {
+        "ci": "paper",
+        "weights": "raw",
+        "ties": "drop",
+        "combined": "by_count",
+    }
+    x, y = body["systems"]
+    # x's three wins weigh 2 each (raw strength), y's one win 1: theta gap ln 6.
+    assert x["elo"] - y["elo"] == pytest.approx(400 * math.log10(6), abs=0.2)
+    # SE = sqrt(1/n) on the log-strength scale, n = 4 comparisons each.
+    half = 1.959964 * 400 / math.log(10) / math.sqrt(4)
+    assert x["ci_high"] - x["elo"] == pytest.approx(half, abs=0.1)
+    assert "paper" in body["preset_note"]
+    assert "preset=paper" in _run("leaderboard", "--study", "cmd", "--preset", "paper")
+
+
+def test_the_paper_preset_leaves_ties_out(built):
+    judge(built, 0, None, judge="tie-rater", strength=None)
+    assert _json("--judges", "human", "--preset", "paper")["n_comparisons"] == 4
+    assert _json("--judges", "human", "--ci", "none")["n_comparisons"] == 5
+
+
+def test_an_anchor_fixes_a_system_at_1500(built):
+    body = _json("--judges", "human", "--ci", "fisher", "--weights", "none", "--anchor", Y)
+    rows = {r["system"]: r for r in body["systems"]}
+    assert body["anchor"] == Y
+    assert rows[Y]["elo"] == 1500.0
+    assert rows[X]["elo"] == pytest.approx(1500 + 400 * math.log10(3), abs=0.2)
+    with pytest.raises(CommandError, match="'nobody' is not a system of this study"):
+        _run("leaderboard", "--study", "cmd", "--anchor", "nobody")
+
+
+def test_the_study_anchor_setting_applies_unless_the_command_names_another(built):
+    built.study.leaderboard_anchor = X
+    built.study.save(update_fields=["leaderboard_anchor"])
+    rows = {r["system"]: r["elo"] for r in _json("--judges", "human", "--ci", "none")["systems"]}
+    assert rows[X] == 1500.0
+    other = _json("--judges", "human", "--ci", "none", "--anchor", Y)
+    assert {r["system"]: r["elo"] for r in other["systems"]}[Y] == 1500.0
+
+
+def test_from_snapshot_prints_the_stored_board_and_says_when_it_is_out_of_date(built):
+    with pytest.raises(CommandError, match="no stored snapshot"):
+        _run("leaderboard", "--study", "cmd", "--from-snapshot")
+    stored = _json("--judges", "human", "--ci", "fisher", "--snapshot")
+    read = _json("--judges", "human", "--from-snapshot", "--format", "json")
+    assert read["snapshot_id"] == stored["snapshot_id"]
+    assert read["systems"] == stored["systems"]
+    err = io.StringIO()
+    judge(built, 1, Y, judge="late-rater", strength=1)
+    call_command(
+        "leaderboard",
+        "--study",
+        "cmd",
+        "--judges",
+        "human",
+        "--from-snapshot",
+        stdout=io.StringIO(),
+        stderr=err,
+    )
+    assert "changed since this snapshot" in err.getvalue()
+    with pytest.raises(CommandError, match="--ci changes the fit"):
+        _run("leaderboard", "--study", "cmd", "--from-snapshot", "--ci", "fisher")

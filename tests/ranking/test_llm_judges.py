@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pandas as pd
+import pytest
 
 from ranking.llm_judges import consistent_games, leave_one_judge_out, position_stats
 
@@ -53,19 +54,44 @@ def test_position_stats_per_judge():
     assert c["first_position_win_rate"] == 0.0
 
 
-def test_leave_one_judge_out_runs_the_full_ensemble_then_each_judge_removed():
-    seen = []
+def _judged(seed: int = 0) -> pd.DataFrame:
+    """Three systems, humans (2-3 verdicts a pair) and three LLM judges in both orders."""
+    import numpy as np
 
-    def agreement(frame):
-        seen.append(sorted(frame["judge"].unique()))
-        return 0.5, len(frame)
+    rng = np.random.default_rng(seed)
+    rows = []
+    systems = ["X", "Y", "Z"]
+    for item in range(60):
+        a, b = rng.choice(systems, 2, replace=False)
+        lean = rng.choice(["a", "b", "tie"], p=[0.5, 0.35, 0.15])
+        for r in range(rng.integers(2, 4)):
+            winner = lean if rng.random() < 0.7 else rng.choice(["a", "b", "tie"])
+            rows.append((item, f"r{r}", "human", winner, "a", 1.0, a, b, 2.0))
+        for judge in ("g", "c", "m"):
+            for shown in "ab":
+                winner = lean if rng.random() < 0.6 else rng.choice(["a", "b", "tie"])
+                strength = None if winner == "tie" else float(rng.integers(1, 6))
+                rows.append((item, judge, "llm", winner, shown, strength, a, b, 5.0))
+    columns = ["item", "judge", "judge_kind", "winner", "shown_left", "strength"]
+    return pd.DataFrame(rows, columns=[*columns, "system_a", "system_b", "strength_max"])
 
-    rows = leave_one_judge_out(_frame(ROWS), agreement=agreement, elo=lambda f: {"n": len(f)})
-    assert [r["left_out"] for r in rows] == [None, "c", "g"]
-    assert seen == [["c", "g", "r1"], ["g", "r1"], ["c", "r1"]]
-    assert [r["elo"]["n"] for r in rows] == [5, 4, 1]
+
+def test_leave_one_judge_out_matches_refitting_without_each_judge():
+    from ranking import agreement, board, bradley_terry
+
+    frame = _judged()
+    rows = leave_one_judge_out(frame)
+    assert [r["left_out"] for r in rows] == [None, "c", "g", "m"]
+    for row in rows:
+        kept = frame if row["left_out"] is None else frame[frame["judge"] != row["left_out"]]
+        rate = agreement.human_llm_agreement(kept, n_boot=0)
+        assert row["n"] == rate.n and row["human_llm_agreement"] == round(rate.rate, 4)
+        llm = kept[kept["judge_kind"] == "llm"]
+        table = bradley_terry.fit(board.comparisons_from_judgments(llm, weights="normalized"))
+        expected = {name: round(float(v), 1) for name, v in table["elo"].items()}
+        assert row["elo"] == pytest.approx(expected, abs=0.11)
 
 
 def test_a_single_llm_judge_has_no_subsampling():
     one = _frame([r for r in ROWS if r[1] != "c"])
-    assert leave_one_judge_out(one, agreement=lambda f: (1.0, 1), elo=lambda f: {}) == []
+    assert leave_one_judge_out(one) == []

@@ -1,13 +1,15 @@
 from __future__ import annotations
 
 import math
+from datetime import timedelta
 
 import pytest
 from django.core.cache import cache
+from django.utils import timezone
 
 from annotation.models import Rater
 from ranking import selectors, services
-from ranking.models import LeaderboardSnapshot
+from ranking.models import LeaderboardSnapshot, RefitJob
 from tests.ranking.study_builder import (
     X,
     Y,
@@ -128,8 +130,14 @@ def test_the_result_carries_axes_head_to_head_and_split(built):
     assert rows[Y]["axes"]["H"] == 0.0
     assert rows[X]["axes"]["E"] == 0.5
     assert rows[X]["win_rate"] == pytest.approx(4 / 5)  # raw share, ties half
-    # weighted: x's wins weigh 2, 2, 2 (human) and 1.75 (LLM 4 of 5); y's one win weighs 1
-    assert rows[X]["weighted_win_rate"] == pytest.approx(7.75 / 8.75, abs=1e-4)
+    # weighted: x's wins weigh 2, 2, 2 (human) and 1.75 (LLM 4 of 5); y's one win weighs 1.
+    # By source (the default): humans (7 of the 8.75) and the LLM (1.75) get half of 8.75
+    # each, so human verdicts are scaled by 4.375 / 7 and the LLM's by 4.375 / 1.75.
+    human, llm = 4.375 / 7, 4.375 / 1.75
+    assert rows[X]["weighted_win_rate"] == pytest.approx((6 * human + 1.75 * llm) / 8.75, abs=1e-4)
+    by_count = services.leaderboard_compute(built.study, ci=None, combined="by_count")
+    x = next(row for row in by_count["systems"] if row["system"] == X)
+    assert x["weighted_win_rate"] == pytest.approx(7.75 / 8.75, abs=1e-4)
     shares = result["head_to_head"]["overall"]
     assert shares == {"model_preferred": 0.8, "human_preferred": 0.2, "tie": 0.0, "n": 5}
     assert result["split"]["regular"]["n_comparisons"] == 3
@@ -189,6 +197,8 @@ def test_correlations_use_median_completion_ttft_when_the_system_has_none(built)
 
 
 def test_agreement_compute_reports_the_contract_keys(built):
+    built.study.human_majority_min = 1  # one human verdict a pair here
+    built.study.save(update_fields=["human_majority_min"])
     judge(built, 0, X, judge="judge-a", kind="llm", strength=4, strength_max=5, family="gpt")
     judge(built, 0, X, judge="judge-b", kind="llm", strength=3, strength_max=5, family="claude")
     summary = services.agreement_compute(built.study)
@@ -235,12 +245,71 @@ def test_a_refit_stores_human_llm_and_all_snapshots(built):
 def test_the_page_uses_a_current_snapshot_and_refits_a_stale_one(built):
     services.snapshot_refit_study(study_id=built.study.pk, trigger="nightly")
     current = services.leaderboard_current(built.study, judges="all")
-    assert current["snapshot"] is not None
+    assert current["status"] == "current"
     judge(built, 1, Y, judge="late-rater", strength=1)
-    cache.clear()
+    # In-process Celery (tests, the demo): the refit runs before the page reads.
     fresh = services.leaderboard_current(built.study, judges="all")
-    assert fresh["snapshot"] is None
+    assert fresh["status"] == "current"
+    assert fresh["snapshot"]["id"] != current["snapshot"]["id"]
+    assert fresh["snapshot"]["trigger"] == "stale"
     assert fresh["n_comparisons"] == 5
+
+
+@pytest.fixture
+def with_a_worker(monkeypatch):
+    """Celery as in production: tasks go to a worker; here they are only recorded."""
+    from celery import current_app
+
+    sent = []
+    eager = current_app.conf.task_always_eager
+    current_app.conf.task_always_eager = False
+    monkeypatch.setattr(
+        "heart_site.enqueue.enqueue",
+        lambda task, *args: sent.append((getattr(task, "name", task), args)),
+    )
+    cache.clear()
+    yield sent
+    current_app.conf.task_always_eager = eager
+    cache.clear()
+
+
+def test_with_a_worker_a_stale_page_shows_the_last_snapshot_as_updating(
+    built, with_a_worker, django_capture_on_commit_callbacks
+):
+    services.snapshot_refit_study(study_id=built.study.pk, trigger="nightly")
+    judge(built, 1, Y, judge="late-rater", strength=1)
+    # Within a minute of the last refit a busy study waits: shown as updating, none queued.
+    with django_capture_on_commit_callbacks(execute=True):
+        waiting = services.leaderboard_current(built.study, judges="all")
+    assert waiting["status"] == "updating" and waiting["refit"] is None
+    assert with_a_worker == []
+    LeaderboardSnapshot.objects.update(created_at=timezone.now() - timedelta(minutes=2))
+    with django_capture_on_commit_callbacks(execute=True):
+        shown = services.leaderboard_current(built.study, judges="all")
+        again = services.leaderboard_current(built.study, judges="all")
+    assert shown["status"] == again["status"] == "updating"
+    assert shown["n_comparisons"] == 4  # the stored snapshot, not a fit in the request
+    assert shown["refit"]["since"]
+    # One refit queued, by name, for the whole standard set; the second read queues nothing.
+    job = RefitJob.objects.get()
+    assert with_a_worker == [("ranking.tasks.refit_job_run", (job.pk,))]
+    assert (job.study_id, job.trigger, job.boards) == (
+        built.study.pk,
+        "stale",
+        services.full_refit_boards(),
+    )
+
+
+def test_with_a_worker_a_filter_without_a_snapshot_is_computing(
+    built, with_a_worker, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        shown = services.leaderboard_current(built.study, judges="human", preset="paper")
+    assert shown["status"] == "computing"
+    assert shown["systems"] == [] and shown["snapshot"] is None
+    job = RefitJob.objects.get()
+    assert with_a_worker == [("ranking.tasks.refit_job_run", (job.pk,))]
+    assert job.boards == [["human", "all", "paper"]]
 
 
 def test_an_empty_study_gives_an_empty_leaderboard():
@@ -250,9 +319,8 @@ def test_an_empty_study_gives_an_empty_leaderboard():
     assert result["n_comparisons"] == 0
 
 
-def test_a_busy_study_is_refitted_at_most_once_a_minute_per_filter(built):
+def test_reading_an_unchanged_study_refits_nothing(built):
     first = services.leaderboard_current(built.study, judges="human")
-    judge(built, 1, Y, judge="late-rater", strength=1)
+    count = LeaderboardSnapshot.objects.count()
     assert services.leaderboard_current(built.study, judges="human") == first
-    cache.delete(services._cache_key(built.study, "human", "all", {"recent": True}))
-    assert services.leaderboard_current(built.study, judges="human")["n_comparisons"] == 5
+    assert LeaderboardSnapshot.objects.count() == count

@@ -91,7 +91,8 @@ def test_the_page_shows_the_elo_table_plots_and_downloads(admin_client, built):
     response = admin_client.get(reverse("ranking:leaderboard", args=["known"]))
     assert response.status_code == 200
     html = response.content.decode()
-    assert html.index(X) < html.index(Y)  # ranked
+    table = html.index('id="elo-table"')
+    assert html.index(X, table) < html.index(Y, table)  # ranked
     assert 'id="results"' in html
     for name in ("forest", "axes", "win-matrix", "strategies", "ttft"):
         assert f"/studio/known/leaderboard/plot/{name}.svg?judges=all&amp;subset=all" in html
@@ -197,7 +198,9 @@ def test_the_page_reads_a_current_snapshot_instead_of_refitting(admin_client, bu
 
     snapshot = services.snapshot_refit_study(study_id=built.study.pk, trigger="nightly")[2]
     html = admin_client.get(reverse("ranking:leaderboard", args=["known"])).content.decode()
-    assert f"From snapshot #{snapshot.pk}" in html
+    assert f"(#{snapshot.pk}, nightly)" in html
+    assert "Up to date with every counted judgment." in html
+    assert LeaderboardSnapshot.objects.count() == 3  # nothing refitted for the read
 
 
 def _page_queries(client, slug: str) -> int:

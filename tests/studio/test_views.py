@@ -169,6 +169,48 @@ def test_editing_keeps_the_slug(admin_client, study):
     assert 'name="slug"' not in form and "<legend>Raters</legend>" in form
 
 
+def test_the_analysis_settings_are_edited_and_checked(admin_client, study):
+    from completions.models import System
+
+    System.objects.create(study=study, name="gpt-4o", kind="model", family="gpt")
+    url = reverse("studio:edit", args=["s1"])
+    form = admin_client.get(url).content.decode()
+    assert "<legend>Analysis</legend>" in form and 'name="family_aliases"' in form
+    data = {
+        "name": study.name,
+        "rater_entry": "open",
+        "judgments_per_pair": 5,
+        "items_per_rater": 20,
+        "max_items_per_context": 1,
+        "lease_seconds": 180,
+        "rationale_max_chars": 2000,
+        "writers_per_context": 3,
+        "writer_max_words": 60,
+        "quality_check_rate": 0.1,
+        "pair_design": "all",
+        "pair_seed": 0,
+        "completion_code": "C0DE1234",
+        "llm_games": "consistent",
+        "human_majority_min": 3,
+        "human_weight_share": 1.5,
+        "leaderboard_anchor": "nobody",
+        "family_aliases": "azure-openai = gpt\nnot a line",
+    }
+    refused = admin_client.post(url, data).content.decode()
+    assert "A share strictly between 0 and 1" in refused
+    assert "No system is called &#x27;nobody&#x27;. Systems: gpt-4o." in refused
+    assert "line 2: write it as" in refused
+    data.update(
+        human_weight_share=0.3, leaderboard_anchor="gpt-4o", family_aliases="azure-openai = gpt"
+    )
+    assert admin_client.post(url, data).status_code == 302
+    study.refresh_from_db()
+    assert study.llm_games == "consistent" and study.human_majority_min == 3
+    assert study.human_weight_share == 0.3 and study.leaderboard_anchor == "gpt-4o"
+    assert study.family_aliases == {"azure-openai": "gpt"}
+    assert "azure-openai = gpt" in admin_client.get(url).content.decode()
+
+
 def test_uploads_import_all_or_nothing_with_their_report(upload, admin_client, study):
     page = upload(admin_client, study, "contexts", "c.jsonl", contexts_jsonl()).content.decode()
     assert "c.jsonl looks like JSON Lines contexts: imported (the import ran at once)." in page

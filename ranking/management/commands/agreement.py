@@ -36,6 +36,7 @@ def _fmt(value) -> str:
 
 def render_table(summary: dict) -> str:
     hl = summary.get("human_llm_agreement") or {}
+    nt = summary.get("human_llm_agreement_no_ties") or {}
     lines = [
         f"Study {summary['study']} (subset {summary['subset']}, "
         f"{summary['n_judgments']} judgments)",
@@ -45,11 +46,19 @@ def render_table(summary: dict) -> str:
         f"  (items {summary.get('inter_human_n')})",
         f"Human-LLM agreement                  {_fmt(hl.get('rate'))}"
         f"  [{_fmt(hl.get('ci_low'))}, {_fmt(hl.get('ci_high'))}]  (items {hl.get('n')})",
+        f"Human-LLM agreement without ties     {_fmt(nt.get('rate'))}"
+        f"  [{_fmt(nt.get('ci_low'))}, {_fmt(nt.get('ci_high'))}]  (items {nt.get('n')})",
+        f"Human majority needs at least        {summary.get('human_majority_min_verdicts')} "
+        "human verdicts",
         f"Three-way LLM agreement              {_fmt(summary.get('three_way_agreement'))}",
         "Cross-judge agreement:",
     ]
     cross = summary.get("cross_judge_agreement") or {}
-    lines.extend(f"  {pair:<40} {_fmt(rate)}" for pair, rate in cross.items())
+    no_ties = summary.get("cross_judge_agreement_no_ties") or {}
+    lines.extend(
+        f"  {pair:<40} {_fmt(rate)}  (without ties {_fmt(no_ties.get(pair))})"
+        for pair, rate in cross.items()
+    )
     lines.append("Cross-family agreement:")
     families = summary.get("cross_family_agreement") or {}
     lines.extend(f"  {pair:<40} {_fmt(rate)}" for pair, rate in families.items())

@@ -7,14 +7,19 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from completions.models import Study
-from ranking import services
-from ranking.models import JudgeFilter, RefitTrigger, SubsetFilter
+from ranking import selectors, services
+from ranking.models import JudgeFilter, Preset, RefitTrigger, SubsetFilter
 
 AXES = ("H", "E", "A", "R", "T")
+#: Options that change the fit: they cannot be read back from a stored snapshot.
+FIT_OPTIONS = ("ci", "ties", "weights", "rounds", "seed", "anchor")
 
 
 class Command(BaseCommand):
-    help = "Fit and print a study's leaderboard (Elo with confidence intervals)."
+    help = (
+        "Fit and print a study's leaderboard (Elo with confidence and rank intervals), or read "
+        "the latest stored snapshot with --from-snapshot."
+    )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--study", required=True, help="Study slug.")
@@ -22,25 +27,28 @@ class Command(BaseCommand):
         parser.add_argument("--subset", choices=SubsetFilter.values, default="all")
         parser.add_argument("--format", choices=["table", "json"], default="table")
         parser.add_argument(
-            "--ci",
-            choices=["fisher", "paper", "bootstrap", "none"],
-            default=services.DEFAULT_PARAMS["ci"],
+            "--preset",
+            choices=Preset.values,
+            default=Preset.DEFAULT,
+            help="default: HEART studio's choices; paper: raw 1-5 strength weights, ties left "
+            "out, the paper's asymptotic interval (docs/ranking.md).",
         )
         parser.add_argument(
-            "--ties", choices=["half", "davidson"], default=services.DEFAULT_PARAMS["ties"]
+            "--anchor",
+            metavar="SYSTEM",
+            help="Fix this system's Elo at 1500 (default: the study's anchor setting, if any).",
         )
         parser.add_argument(
-            "--weights",
-            choices=["normalized", "raw", "none"],
-            default=services.DEFAULT_PARAMS["weights"],
+            "--from-snapshot",
+            action="store_true",
+            help="Print the latest stored snapshot instead of fitting (instant; says when the "
+            "judgments changed since).",
         )
-        parser.add_argument(
-            "--rounds",
-            type=int,
-            default=services.DEFAULT_PARAMS["bootstrap_rounds"],
-            help="Bootstrap rounds (with --ci bootstrap).",
-        )
-        parser.add_argument("--seed", type=int, default=services.DEFAULT_PARAMS["seed"])
+        parser.add_argument("--ci", choices=["fisher", "paper", "bootstrap", "none"])
+        parser.add_argument("--ties", choices=["half", "davidson", "drop"])
+        parser.add_argument("--weights", choices=["normalized", "raw", "none"])
+        parser.add_argument("--rounds", type=int, help="Bootstrap rounds (with --ci bootstrap).")
+        parser.add_argument("--seed", type=int)
         parser.add_argument(
             "--snapshot", action="store_true", help="Also store the fit as a leaderboard snapshot."
         )
@@ -49,37 +57,76 @@ class Command(BaseCommand):
         study = Study.objects.filter(slug=options["study"]).first()
         if study is None:
             raise CommandError(f"no study with slug {options['study']!r}")
-        params = services.params_resolve(
-            ci=None if options["ci"] == "none" else options["ci"],
-            ties=options["ties"],
-            weights=options["weights"],
-            bootstrap_rounds=options["rounds"],
-            seed=options["seed"],
-        )
-        if options["ci"] == "none":
-            params["ci"] = None
-        result = self._result(study, options, params)
+        if options["from_snapshot"]:
+            result = self._from_snapshot(study, options)
+        else:
+            result = self._fit(study, options)
         if options["format"] == "json":
             self.stdout.write(json.dumps(result, indent=2))
         else:
             self.stdout.write(render_table(result))
 
-    def _result(self, study: Study, options: dict, params: dict) -> dict:
+    def _from_snapshot(self, study: Study, options: dict) -> dict:
+        given = [f"--{name}" for name in FIT_OPTIONS if options[name] is not None]
+        if given or options["snapshot"]:
+            raise CommandError(
+                f"{', '.join(given) or '--snapshot'} changes the fit: a stored snapshot cannot "
+                "answer it; leave out --from-snapshot to fit now"
+            )
+        keys = {k: options[k] for k in ("judges", "subset", "preset")}
+        snapshot = selectors.snapshot_latest(study, **keys)
+        if snapshot is None:
+            raise CommandError(
+                f"no stored snapshot for judges={keys['judges']} subset={keys['subset']} "
+                f"preset={keys['preset']}; store one with --snapshot or leave out --from-snapshot"
+            )
+        if not services.snapshot_is_current(snapshot, selectors.judgments_state(study)):
+            taken = f"{snapshot.created_at:%Y-%m-%d %H:%M}"
+            self.stderr.write(
+                f"note: the judgments or settings changed since this snapshot ({taken} UTC); "
+                "the next refit brings it up to date"
+            )
+        return dict(
+            snapshot.result,
+            snapshot_id=snapshot.pk,
+            snapshot_created_at=snapshot.created_at.isoformat(),
+        )
+
+    def _fit(self, study: Study, options: dict) -> dict:
+        try:
+            params = services.params_resolve(
+                options["preset"],
+                ci=options["ci"],
+                ties=options["ties"],
+                weights=options["weights"],
+                bootstrap_rounds=options["rounds"],
+                seed=options["seed"],
+                anchor=options["anchor"],
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        if options["ci"] == "none":
+            params["ci"] = None
+        data = services.study_data_load(study)
+        known = set(data.systems.index)
+        if options["anchor"] and options["anchor"] not in known:
+            raise CommandError(
+                f"--anchor {options['anchor']!r} is not a system of this study; "
+                f"systems: {', '.join(sorted(known)) or 'none'}"
+            )
         if options["snapshot"]:
             snapshot = services.snapshot_create(
                 study=study,
                 judges=options["judges"],
                 subset=options["subset"],
+                preset=options["preset"],
                 trigger=RefitTrigger.COMMAND,
+                data=data,
                 params=params,
             )
             return dict(snapshot.result, snapshot_id=snapshot.pk)
         return services.leaderboard_from_data(
-            services.study_data_load(study),
-            study=study,
-            judges=options["judges"],
-            subset=options["subset"],
-            params=params,
+            data, study=study, judges=options["judges"], subset=options["subset"], params=params
         )
 
 
@@ -87,25 +134,41 @@ def _fmt(value, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
+def _rank(row: dict) -> str:
+    low, high = row.get("rank_low"), row.get("rank_high")
+    if low is None:
+        return "-"
+    return str(low) if low == high else f"{low}-{high}"
+
+
 def render_table(result: dict) -> str:
+    interval = result.get("interval") or {}
     lines = [
         f"Study {result['study']}: judges={result['judges']} subset={result['subset']} "
-        f"comparisons={result['n_comparisons']} excluded raters={result['n_excluded_raters']}",
-        f"{'#':>3}  {'system':<28} {'Elo':>7} {'95% CI':>17} {'win':>6} {'n':>6}  "
-        + " ".join(f"{axis:>5}" for axis in AXES),
+        f"preset={result.get('preset', 'default')} comparisons={result['n_comparisons']} "
+        f"excluded raters={result['n_excluded_raters']}",
     ]
-    for rank, row in enumerate(result["systems"], start=1):
+    if result.get("anchor"):
+        lines.append(f"Anchor: {result['anchor']} (Elo fixed at 1500)")
+    if interval:
+        lines.append(f"Interval: {interval.get('level', 95)}% {interval.get('method')}")
+    lines.append(
+        f"{'#':>3}  {'system':<28} {'Elo':>7} {'95% CI':>17} {'rank':>7} {'win':>6} {'n':>6}  "
+        + " ".join(f"{axis:>5}" for axis in AXES)
+    )
+    for position, row in enumerate(result["systems"], start=1):
         ci = f"[{_fmt(row['ci_low'], '.1f')}, {_fmt(row['ci_high'], '.1f')}]"
         axes = " ".join(f"{_fmt(row['axes'].get(axis), '5.2f'):>5}" for axis in AXES)
         lines.append(
-            f"{rank:>3}  {row['system'][:28]:<28} {_fmt(row['elo'], '7.1f')} {ci:>17} "
-            f"{_fmt(row['win_rate'], '6.3f')} {row['n']:>6}  {axes}"
+            f"{position:>3}  {row['system'][:28]:<28} {_fmt(row['elo'], '7.1f')} {ci:>17} "
+            f"{_rank(row):>7} {_fmt(row['win_rate'], '6.3f')} {row['n']:>6}  {axes}"
         )
-    for row in result.get("human_rows", []):  # derived: Humans (pooled), Average Human
+    for row in result.get("human_rows", []):  # derived: Best human, Average human
         ci = f"[{_fmt(row['ci_low'], '.1f')}, {_fmt(row['ci_high'], '.1f')}]"
         lines.append(
             f"{'-':>3}  {row['system'][:28]:<28} {_fmt(row['elo'], '7.1f')} {ci:>17} "
-            f"{_fmt(row['win_rate'], '6.3f')} {row['n']:>6}"
+            f"{'':>7} {_fmt(row['win_rate'], '6.3f')} {row['n']:>6}"
         )
+    lines.extend(f"note: {row['system']}: {row['note']}" for row in result.get("human_rows", []))
     lines.extend(f"warning: {message}" for message in result.get("warnings", []))
     return "\n".join(lines) + "\n"
