@@ -31,11 +31,13 @@ class ServerState:
         self.counts: Counter[str] = Counter()
         self.total = 0
         self.ttft: deque[tuple[str, float]] = deque(maxlen=TTFT_LOG_SIZE)
+        self.largest_request = 0  # bytes: a client must never send a flood back
 
     def reset(self) -> None:
         self.counts.clear()
         self.total = 0
         self.ttft.clear()
+        self.largest_request = 0
 
     def count(self, model: str, prompt_hash: str) -> int:
         self.counts[f"{model}|{prompt_hash}"] += 1
@@ -91,7 +93,9 @@ def start(
     # appends to it is the same unit's second attempt.
     root = json.dumps(prompt_parts[:2], sort_keys=True, ensure_ascii=False)
     prompt_hash = hashlib.sha256(root.encode()).hexdigest()[:16]
-    attempt = request.app[STATE].count(behaviour.base_model, prompt_hash)
+    state = request.app[STATE]
+    attempt = state.count(behaviour.base_model, prompt_hash)
+    state.largest_request = max(state.largest_request, request.content_length or 0)
     return Exchange(
         behaviour=behaviour,
         model=behaviour.base_model,
