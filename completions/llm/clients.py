@@ -6,7 +6,7 @@ here touches the database: the engine hands in plain `EndpointConfig` and `LLMRe
 Time to first token (TTFT) is what a user of the model waits: from the moment the request goes
 to the connection (the SDK's HTTP transport is handed the built request) to the arrival of the
 response bytes that complete the first *content* delta. Both instants are taken in the HTTP
-transport under the SDK (`_TimedTransport`), so neither the SDK's work before the request
+transport under the SDK (`transport.TimedTransport`), so neither the SDK's work before the request
 (building and validating it) nor its parsing of the stream afterwards counts. With the SDK's
 retries, the clock belongs to the attempt that answered. `latency_ms` runs from the same start
 to the last bytes of the response.
@@ -16,7 +16,7 @@ Every call is bounded (`complete(..., max_chars=N)`): reply text past N characte
 body itself may not exceed a byte budget derived from N (a whole JSON body: 8 N + 64 KiB; an
 event stream: 64 N + 1 MiB, which also ends a stream that sends no text at all), so a provider
 that floods holds at most that much of a worker's memory per call in flight. Connections go only
-to hosts the operator allows (completions/llm/hosts.py, netguard.py); redirects are not followed.
+to hosts the operator allows (completions/llm/hosts.py, transport.py); redirects are not followed.
 """
 
 from __future__ import annotations
@@ -24,26 +24,29 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import time
-from collections.abc import AsyncIterator
-from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import anthropic
-import httpx2
 import openai
 from django.conf import settings
 
 from . import keys
 from .hosts import HostNotAllowed, HostPolicy
-from .netguard import GuardedAsyncTransport, GuardedSyncTransport, host_refusal
+from .transport import (
+    CLOCK,
+    Clock,
+    GuardedAsyncTransport,
+    GuardedSyncTransport,
+    TimedTransport,
+    host_refusal,
+    storable,
+)
 
 # Local servers (the fake server, Ollama, vLLM) ignore the key, but the SDKs insist on one.
 NO_KEY = "not-needed"
 ERROR_MAX_CHARS = 500  # of a provider's error message kept in a unit (they can be huge)
-HEAD_BYTES = 64 * 1024  # of a response body kept to show when it could not be read
 
 
 class CallError(Exception):
@@ -74,15 +77,6 @@ def reply_max_chars(kind: str) -> int:
     """The cap on one reply of a run kind, in characters (LLM_REPLY_MAX_CHARS)."""
     caps = settings.LLM_REPLY_MAX_CHARS
     return int(caps.get(kind, caps["default"]))
-
-
-# NUL cannot be stored in PostgreSQL text, a lone surrogate cannot be encoded as UTF-8: a reply
-# carrying either (JSON escapes allow both) is stored with U+FFFD in their place.
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
-
-
-def storable(text: str) -> str:
-    return _UNSTORABLE.sub("\ufffd", text)
 
 
 @dataclass(frozen=True)
@@ -184,84 +178,6 @@ class ClientPool:
         self._clients.clear()
 
 
-@dataclass
-class Clock:
-    """One call's timestamps (perf_counter) and body bytes, taken by `_TimedTransport`."""
-
-    sent: float | None = None  # the answering attempt's request handed to the connection
-    read: float | None = None  # the latest response body bytes handed up to the SDK
-    max_chars: int | None = None  # the reply cap; the body's byte budget follows from it
-    received: int = 0  # body bytes of the answering attempt (at a cut: the budget)
-    head: bytearray = field(default_factory=bytearray)  # its first HEAD_BYTES
-    cut: bool = False  # the body went past its budget: the rest was not read
-
-    def budget(self, content_type: str) -> int | None:
-        if self.max_chars is None:
-            return None
-        if "event-stream" in content_type:
-            return 64 * self.max_chars + 1024 * 1024
-        return 8 * self.max_chars + 64 * 1024
-
-    def head_text(self) -> str:
-        return storable(bytes(self.head).decode("utf-8", errors="replace"))
-
-    def since_sent_ms(self, fallback: float) -> float:
-        """From the request's start to the latest bytes read (ms). `fallback` stands in for an
-        instant the transport did not see (a client that is not ours)."""
-        sent = self.sent if self.sent is not None else fallback
-        read = self.read if self.read is not None else time.perf_counter()
-        return (read - sent) * 1000
-
-
-_CLOCK: ContextVar[Clock | None] = ContextVar("heart_llm_clock", default=None)
-
-
-class _TimedStream(httpx2.AsyncByteStream):
-    """A response body that stamps the clock as each chunk of bytes comes off the socket. The
-    SDKs decode lazily (one chunk, its events, then the next), so when an event reaches us the
-    stamp is the arrival of the bytes that completed it. Past its byte budget the body ends
-    there (the SDK sees a short body and fails to parse it; `complete` reports "too_large")."""
-
-    def __init__(self, inner: Any, clock: Clock, budget: int | None) -> None:
-        self._inner, self._clock, self._budget = inner, clock, budget
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        clock = self._clock
-        async for chunk in self._inner:
-            clock.read = time.perf_counter()
-            clock.received += len(chunk)
-            if len(clock.head) < HEAD_BYTES:
-                clock.head += chunk[: HEAD_BYTES - len(clock.head)]
-            if self._budget is not None and clock.received > self._budget:
-                clock.cut, clock.received = True, self._budget
-                return
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-class _TimedTransport(httpx2.AsyncBaseTransport):
-    """The SDK's default transport, timing the call whose `Clock` is in the context."""
-
-    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
-        self._inner = inner
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        clock = _CLOCK.get()
-        if clock is not None:  # each attempt restarts it: the one that answers keeps it
-            clock.sent, clock.read = time.perf_counter(), None
-            clock.received, clock.head, clock.cut = 0, bytearray(), False
-        response = await self._inner.handle_async_request(request)
-        if clock is not None:
-            budget = clock.budget(response.headers.get("content-type", ""))
-            response.stream = _TimedStream(response.stream, clock, budget)
-        return response
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
 def _sdk_options(endpoint: EndpointConfig) -> dict[str, Any]:
     return {
         "api_key": endpoint.api_key(),
@@ -284,7 +200,7 @@ def _new_client(endpoint: EndpointConfig) -> Any:
         policy=HostPolicy.from_settings(), scheme=_scheme(endpoint), limits=limits
     )
     http_client = sdk.DefaultAsyncHttpxClient(
-        transport=_TimedTransport(guarded), follow_redirects=False
+        transport=TimedTransport(guarded), follow_redirects=False
     )
     options = {**_sdk_options(endpoint), "http_client": http_client}
     if endpoint.provider == "anthropic":
@@ -320,7 +236,7 @@ async def complete(
     """One call (streamed or whole); TTFT is the monotonic time to the first *content* token.
     At most `max_chars` characters of reply (default: LLM_REPLY_MAX_CHARS["default"])."""
     clock = Clock(max_chars=max_chars or reply_max_chars("default"))
-    token = _CLOCK.set(clock)
+    token = CLOCK.set(clock)
     try:
         client = await pool.get(endpoint)
         if endpoint.provider == "anthropic":
@@ -333,7 +249,7 @@ async def complete(
     except Exception as exc:
         raise _call_error(exc, endpoint, clock) from exc
     finally:
-        _CLOCK.reset(token)
+        CLOCK.reset(token)
     if clock.cut:  # a body cut at its budget that still parsed: never take half a reply
         raise _too_large(clock, "")
     return reply
@@ -383,7 +299,7 @@ def _call_error(exc: Exception, endpoint: EndpointConfig, clock: Clock) -> CallE
 
 
 def _clock() -> Clock:
-    return _CLOCK.get() or Clock()
+    return CLOCK.get() or Clock()
 
 
 def _openai_kwargs(endpoint: EndpointConfig, request: LLMRequest) -> dict[str, Any]:
