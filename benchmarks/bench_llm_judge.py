@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks.bench_export import bench_database_url  # noqa: E402
 
-BENCH_DB = "heart_bench_llm"
+BENCH_DB = "heart_bench_llm" + os.environ.get("BENCH_DB_SUFFIX", "")
 SYSTEMS = 5  # 10 pairs per context
 
 
@@ -267,8 +267,11 @@ def main() -> None:
     base_url = os.environ.get("DATABASE_URL")
     os.environ["DATABASE_URL"] = bench_database_url(base_url, name=BENCH_DB)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heart_site.settings")
+    # The fake server is on this machine: allowed here as the demo allows it.
+    os.environ.setdefault("LLM_ALLOWED_HOSTS", "127.0.0.1")
+    os.environ.setdefault("LLM_ALLOW_PRIVATE_NETWORKS", "1")
     use_worker = bool(os.environ.get("REDIS_URL"))
-    port = free_port()
+    port = int(os.environ.get("BENCH_FAKE_PORT") or free_port())
     server_url = f"http://127.0.0.1:{port}"
     procs = [
         subprocess.Popen(

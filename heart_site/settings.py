@@ -301,7 +301,12 @@ LLM_REPLY_MAX_CHARS = {
     "default": 100_000,
     "judge": 16_000,
     "label": 32_000,
-    **env.dict("LLM_REPLY_MAX_CHARS", cast={"value": int}, default={}),
+    **{
+        kind.strip(): int(chars)
+        for kind, _, chars in (
+            item.partition("=") for item in env.list("LLM_REPLY_MAX_CHARS", default=[])
+        )
+    },
 }
 # How much of an invalid or failed reply a unit keeps (its full length and SHA-256 are kept too).
 LLM_RAW_REPLY_KEEP_CHARS = env.int("LLM_RAW_REPLY_KEEP_CHARS", default=20_000)

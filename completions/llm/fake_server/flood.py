@@ -16,8 +16,10 @@ or ENDLESS_LIMIT_BYTES, so no test can leave it running.
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
+import os
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -40,11 +42,12 @@ def size(value: str) -> int | None:
 
 
 def content(value: str) -> Iterator[str]:
-    """The flood's text in chunks, made as it is sent."""
+    """The flood's text in chunks, made as it is sent: random letters and digits, so that a
+    database that compresses what it stores (PostgreSQL does) cannot make it look small."""
     total = size(value)
-    chunk = "flood " * (CHUNK_CHARS // 6)
     sent, started = 0, time.monotonic()
     while total is None or sent < total:
+        chunk = base64.b64encode(os.urandom(CHUNK_CHARS * 3 // 4)).decode()
         piece = chunk if total is None else chunk[: total - sent]
         sent += len(piece)
         yield piece
