@@ -127,7 +127,22 @@ def scenario(server: str, label: str, kind: str, options: str, provider: str, un
         f"  database growth: {grown / 1024:.0f} KiB ({grown / n / 1024:.1f} KiB per unit); "
         f"raw replies kept: {kept / 1024:.0f} KiB in all"
     )
+    print(f"  run page: {run_page_bytes(run) / 1024:.0f} KiB (its first page of failures)")
     return peak_mb
+
+
+def run_page_bytes(run) -> int:
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    user, _ = get_user_model().objects.get_or_create(
+        username="bench-flood", defaults={"is_staff": True, "is_superuser": True}
+    )
+    client = Client()
+    client.force_login(user)
+    response = client.get(f"/studio/{run.study.slug}/llm/runs/{run.pk}/", secure=True)
+    assert response.status_code == 200, response.status_code
+    return len(response.content)
 
 
 def main() -> None:
@@ -141,7 +156,8 @@ def main() -> None:
     )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heart_site.settings")
+    # Production settings, minus the collected-static manifest (the run page is fetched).
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchmarks.bench_settings")
     if args.child:
         child(args.child)
         return

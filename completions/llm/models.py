@@ -186,7 +186,9 @@ class Unit(models.Model):
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="units")
     key = models.CharField(max_length=200, help_text="Unique in the run, e.g. pair:12/judge:3/ab")
-    endpoint = models.ForeignKey(Endpoint, on_delete=models.PROTECT, related_name="units")
+    # RESTRICT: an endpoint with units cannot be deleted, unless its study (and so the units'
+    # runs) is being deleted with it.
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.RESTRICT, related_name="units")
     payload = models.JSONField(default=dict, help_text="What the run kind needs (ids, order).")
     status = models.CharField(max_length=16, choices=UnitStatus.choices, default=UnitStatus.PENDING)
     claim_token = models.CharField(max_length=64, blank=True)

@@ -90,6 +90,10 @@ def endpoint_upsert(
         setattr(endpoint, key, value)
     if study is not _KEEP:
         endpoint.study = study
+    if api_key and fields.get("api_key_env"):
+        raise EndpointError("give either an API key or a key variable, not both", field="api_key")
+    if fields.get("api_key_env"):
+        endpoint.api_key_encrypted = endpoint.api_key_hint = ""  # one source of key
     if api_key is not None:
         _endpoint_key_set(endpoint, api_key)
     endpoint_check(

@@ -265,3 +265,21 @@ def test_keys_cannot_be_typed_until_the_operator_sets_an_encryption_key(client, 
     assert b"the operator has not set LLM_KEY_ENCRYPTION_KEY" in response.content
     assert STUDY_KEY.encode() not in response.content  # the typed key is not echoed back
     assert not Endpoint.objects.exists()
+
+
+def test_one_source_of_key_per_endpoint_and_a_study_takes_its_endpoints_along(listener):
+    from completions.llm.services import EndpointError, endpoint_upsert
+
+    study = study_with_pairs(1)
+    base = {"provider": "openai", "model": "m", "family": "f", "base_url": listener.url + "/v1"}
+    with pytest.raises(EndpointError, match="either an API key or a key variable"):
+        endpoint_upsert(name="both", api_key=SHARED_KEY, api_key_env="OPENAI_API_KEY", **base)
+    shared, _ = endpoint_upsert(name="one", api_key=SHARED_KEY, **base)
+    shared, _ = endpoint_upsert(name="one", api_key_env="OPENAI_API_KEY")
+    assert shared.key_source == "variable OPENAI_API_KEY" and not shared.api_key_encrypted
+    own, _ = endpoint_upsert(name="own", study=study, api_key=STUDY_KEY, **base)
+    run = run_plan(study=study, kind="generate", endpoints=[own])
+    study.delete()  # its endpoint and its runs go with it
+    assert not Endpoint.objects.filter(pk=own.pk).exists()
+    assert not Run.objects.filter(pk=run.pk).exists()
+    assert Endpoint.objects.filter(pk=shared.pk).exists()

@@ -94,5 +94,10 @@ class Migration(migrations.Migration):
             model_name='endpoint',
             constraint=models.CheckConstraint(condition=models.Q(('study__isnull', True), ('api_key_env', ''), _connector='OR'), name='endpoint_key_variable_shared_only'),
         ),
+        migrations.AlterField(
+            model_name='unit',
+            name='endpoint',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.RESTRICT, related_name='units', to='llm.endpoint'),
+        ),
         migrations.RunPython(forward, migrations.RunPython.noop),
     ]
