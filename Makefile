@@ -1,4 +1,4 @@
-.PHONY: demo test setup lint bench docs
+.PHONY: demo test test-fast setup lint bench docs
 
 # One command from a fresh clone to a running platform (SQLite, eager Celery, demo study).
 demo:
@@ -8,6 +8,10 @@ demo:
 # One command for the whole test suite (PostgreSQL + Redis on 127.0.0.1 when they answer).
 test:
 	scripts/test.sh
+
+# The quick loop: everything but the browser and integration tests (no servers started).
+test-fast:
+	scripts/test.sh -m "not browser and not integration"
 
 setup:
 	scripts/bootstrap.sh

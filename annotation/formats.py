@@ -1,7 +1,7 @@
 """The judgments format of DESIGN.md, declared once (import, export, API, JSON Schema).
 
 Only `context_id`, `system_a`, `system_b`, `judge` and `winner` are required, because files from
-other tools lack the rest. The defaults for a missing field (documented in the README):
+other tools lack the rest. The defaults for a missing field (documented in docs/data.md):
 
 - `judge_kind`: "human" (a judge is a person unless the file says "llm"; humans get pseudonyms);
 - `completion_a` / `completion_b`: null, i.e. text unknown: a placeholder completion marked

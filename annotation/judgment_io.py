@@ -1,7 +1,9 @@
 """Judgments in and out as JSON Lines: judgments made elsewhere join a study as if made here.
 
-Import (`judgments_import`): the whole file is parsed and validated first ("line N: reason"), then
-written in one transaction with bulk inserts; any error leaves the database as it was.
+Import (`judgments_import`): the file is read from disk, validated ("line N: reason") and written
+CHUNK lines at a time with bulk inserts, all in one transaction; any error, on any line, leaves
+the database as it was. Memory grows with the study's contexts, completions and pairs, not with
+the file's length.
 
 - The format (annotation.formats) requires only context_id, system_a, system_b, judge and winner;
   the defaults for the rest are documented there. Files of other tools (Chatbot Arena, MT-Bench,
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -47,11 +50,14 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
-from psycopg.types.json import set_json_dumps
-from pydantic_core import to_json
 
 from completions.formats import parse_line
-from completions.importers import ImportFileError, no_cyclic_gc, read_jsonl_model
+from completions.importers import (
+    ImportFileError,
+    iter_jsonl_model,
+    no_cyclic_gc,
+    read_jsonl_model,
+)
 from completions.models import Completion, DialogueContext, Study, System, SystemKind
 
 from .formats import JudgmentFormat
@@ -129,11 +135,13 @@ def judgments_import(
     """Import a judgments file into `study`; all or nothing, idempotent.
 
     `fmt` is "jsonl" (the contract) or another tool's file: "arena", "mtbench", "csv" (with
-    `mapping` from contract field to CSV column); see annotation.judgment_sources.
+    `mapping` from contract field to CSV column); see annotation.judgment_sources. A JSON Lines
+    file is read from disk as it is imported, CHUNK lines at a time, so its size does not
+    decide the memory the import needs.
     """
     with no_cyclic_gc():
         if fmt == "jsonl":
-            return judgments_import_records(study=study, records=read_judgments(path))
+            return judgments_import_records(study=study, records=iter_judgments(path))
         from .judgment_sources import read_source
 
         records, skipped = read_source(path, fmt, mapping=mapping)
@@ -142,64 +150,111 @@ def judgments_import(
         return report
 
 
+def iter_judgments(path: str | Path) -> Iterator[JudgmentFormat]:
+    return iter_jsonl_model(path, JudgmentFormat)
+
+
+# Lines imported at a time: the ids the import looks up (contexts, systems, completions, pairs,
+# judgments already stored) stay for the whole file; the records themselves only per chunk.
+CHUNK = 10_000
+
+
+@dataclass
+class _Known:
+    """What the study already holds, loaded once per import and kept up to date chunk by chunk."""
+
+    contexts: dict[str, int]
+    systems: dict[str, int]
+    completions: dict[tuple[int, int], tuple[int, str | None]]
+    pairs: dict[tuple[int, int], Pair]
+    pair_of: dict[tuple[str, str, str], tuple[Pair, bool]]
+    stored: dict[tuple[int, str, str], tuple]
+    new: dict[tuple[int, str, str], tuple]
+    human: Counter[int]
+
+
 @transaction.atomic
 def judgments_import_records(
-    *, study: Study, records: list[JudgmentRecord]
+    *, study: Study, records: Iterable[JudgmentRecord]
 ) -> JudgmentImportReport:
-    report = JudgmentImportReport(read=len(records))
-    raters = _raters(study, records, report)
-    real = [r for r in records if not r.quality_check]
-    report.quality_checks_skipped = len(records) - len(real)
-    report.tie_strength_dropped = sum("dropped_tie_strength" in r.metadata for r in real)
-    report.time_unknown = sum(r.submitted_at is None for r in real)
-    contexts = _contexts(study, real, report)
-    systems = _systems(study, real, report)
-    completions = _completions(study, real, contexts, systems, report)
-    pairs = _pairs(study, real, (contexts, systems, completions), report)
-    _judgments(study, real, pairs, raters, report)
+    """Import validated records (a list or a stream); any error keeps nothing (one transaction)."""
+    report = JudgmentImportReport()
+    known = _known(study)
+    for chunk in itertools.batched(records, CHUNK):
+        _import_chunk(study, list(chunk), known, report)
+    report.created = len(known.new)
+    report.quotas_raised = _count_human(known.human)
     return report
 
 
-def _contexts(study: Study, records, report) -> dict[str, int]:
+def _known(study: Study) -> _Known:
+    rows = Completion.objects.filter(context__study=study).values_list(
+        "context_id", "system_id", "id", "text", "text_unknown"
+    )
+    return _Known(
+        contexts=dict(DialogueContext.objects.filter(study=study).values_list("external_id", "id")),
+        systems=dict(System.objects.filter(study=study).values_list("name", "id")),
+        completions={
+            (c, s): (pk, None if u else t) for c, s, pk, t, u in rows.iterator(chunk_size=BATCH)
+        },
+        pairs={(p.completion_a_id, p.completion_b_id): p for p in Pair.objects.filter(study=study)},
+        pair_of={},
+        stored=_stored_verdicts(study),
+        new={},
+        human=Counter(),
+    )
+
+
+def _import_chunk(study: Study, records: list, known: _Known, report) -> None:
+    report.read += len(records)
+    raters = _raters(study, records, report)
+    real = [r for r in records if not r.quality_check]
+    report.quality_checks_skipped += len(records) - len(real)
+    report.tie_strength_dropped += sum("dropped_tie_strength" in r.metadata for r in real)
+    report.time_unknown += sum(r.submitted_at is None for r in real)
+    _contexts(study, real, known.contexts, report)
+    _systems(study, real, known.systems, report)
+    _completions(real, known, report)
+    pairs = _pairs(study, real, known, report)
+    _judgments(study, real, pairs, raters, known, report)
+
+
+def _contexts(study: Study, records, known: dict[str, int], report) -> None:
     wanted = {r.context_id for r in records}
-    found = dict(DialogueContext.objects.filter(study=study).values_list("external_id", "id"))
     new = [
         DialogueContext(study=study, external_id=c, turns=[], source="import")
-        for c in sorted(wanted - found.keys())
+        for c in sorted(wanted - known.keys())
     ]
     DialogueContext.objects.bulk_create(new, batch_size=BATCH)
-    report.contexts_created = len(new)
-    return found | {c.external_id: c.pk for c in new}
+    report.contexts_created += len(new)
+    known.update({c.external_id: c.pk for c in new})
 
 
-def _systems(study: Study, records, report) -> dict[str, int]:
-    found = dict(System.objects.filter(study=study).values_list("name", "id"))
+def _systems(study: Study, records, known: dict[str, int], report) -> None:
     names = {r.system_a for r in records} | {r.system_b for r in records}
     new = [
         System(
             study=study, name=n, kind=_kind(n), family=_kind(n) if n == "original-dataset" else ""
         )
-        for n in sorted(names - found.keys())
+        for n in sorted(names - known.keys())
     ]
     System.objects.bulk_create(new)
-    report.systems_created = len(new)
-    return found | {s.name: s.pk for s in new}
+    report.systems_created += len(new)
+    known.update({s.name: s.pk for s in new})
 
 
 def _kind(name: str) -> str:
     return SystemKind.DATASET if name == "original-dataset" else SystemKind.MODEL
 
 
-def _completions(study, records, contexts, systems, report) -> dict[tuple[int, int], int]:
-    """(context id, system id) -> completion id, creating completions from the file's texts.
+def _completions(records, state: _Known, report) -> None:
+    """Keep (context id, system id) -> (completion id, text) up to date from the file's texts.
 
     A completion the file gives no text for becomes a placeholder marked text-unknown (never
-    served to raters); a placeholder gets its text from the first file that has it.
+    served to raters); a placeholder gets its text from the first line that has it, and a
+    second, different text for it (anywhere in the file) is an error.
     """
-    rows = Completion.objects.filter(context__study=study).values_list(
-        "context_id", "system_id", "id", "text", "text_unknown"
-    )
-    known = {(c, s): (pk, None if u else t) for c, s, pk, t, u in rows.iterator(chunk_size=BATCH)}
+    known, contexts, systems = state.completions, state.contexts, state.systems
     new: dict[tuple[int, int], Completion] = {}
     filled: dict[int, Completion] = {}
     # Each (context, system, text) once, at its first line: files repeat them for every judge,
@@ -216,7 +271,7 @@ def _completions(study, records, contexts, systems, report) -> dict[tuple[int, i
         pk, have = known[key] if key in known else (None, new[key].text or None)
         if text is None or text == have:
             continue
-        if have is not None or (pk is not None and pk in filled):
+        if have is not None:
             raise ImportFileError(
                 f"line {r.line}: the completion of {system!r} on context "
                 f"{context_id!r} differs from the one stored"
@@ -228,10 +283,10 @@ def _completions(study, records, contexts, systems, report) -> dict[tuple[int, i
             known[key] = (pk, text)
     Completion.objects.bulk_create(list(new.values()), batch_size=BATCH)
     Completion.objects.bulk_update(list(filled.values()), ["text", "text_unknown"])
-    report.completions_created = len(new)
-    report.completions_text_unknown = sum(c.text_unknown for c in new.values())
-    report.completions_filled_in = len(filled)
-    return {k: v[0] for k, v in known.items()} | {k: c.pk for k, c in new.items()}
+    report.completions_created += len(new)
+    report.completions_text_unknown += sum(c.text_unknown for c in new.values())
+    report.completions_filled_in += len(filled)
+    known.update({k: (c.pk, None if c.text_unknown else c.text) for k, c in new.items()})
 
 
 def _completion(key: tuple[int, int], text: str | None) -> Completion:
@@ -244,19 +299,18 @@ def _completion(key: tuple[int, int], text: str | None) -> Completion:
     )
 
 
-def _pairs(study, records, ids, report) -> list[Pair]:
+def _pairs(study, records, state: _Known, report) -> list[Pair]:
     """Orient every record canonically; the pair of each record, in record order."""
-    contexts, systems, completions = ids
-    pairs = {(p.completion_a_id, p.completion_b_id): p for p in Pair.objects.filter(study=study)}
+    contexts, systems, completions = state.contexts, state.systems, state.completions
+    pairs, seen = state.pairs, state.pair_of
     # (context, system_a, system_b) as the file says -> (pair, whether to flip): files repeat a
     # pair for each judge, so the ids are looked up once per pair, not once per line.
-    seen: dict[tuple[str, str, str], tuple[Pair, bool]] = {}
     out = []
     for r in records:
         key = (r.context_id, r.system_a, r.system_b)
         if key not in seen:
             context = contexts[r.context_id]
-            a, b = (completions[(context, systems[s])] for s in (r.system_a, r.system_b))
+            a, b = (completions[(context, systems[s])][0] for s in (r.system_a, r.system_b))
             ab = (min(a, b), max(a, b))
             if ab not in pairs:
                 pairs[ab] = Pair(
@@ -274,7 +328,7 @@ def _pairs(study, records, ids, report) -> list[Pair]:
         out.append(pair)
     new = [p for p in pairs.values() if p.pk is None]
     Pair.objects.bulk_create(new, batch_size=BATCH)
-    report.pairs_created = len(new)
+    report.pairs_created += len(new)
     return out
 
 
@@ -296,7 +350,7 @@ def _raters(study: Study, records, report) -> dict[str, Rater]:
         for i in sorted(ids - found.keys())
     ]
     Rater.objects.bulk_create(new, batch_size=BATCH)
-    report.raters_created = len(new)
+    report.raters_created += len(new)
     raters = found | {r.external_id: r for r in new}
     excluded = {r.judge for r in records if r.judge_kind == JudgeKind.HUMAN and r.excluded}
     to_exclude = [raters[i] for i in excluded if raters[i].exclusion_override is not True]
@@ -310,8 +364,8 @@ def _verdict(winner, strength, strength_max, axes, shown_left) -> tuple:
     return (winner, strength, strength_max, axes or {}, shown_left or "")
 
 
-def _judgments(study, records, pairs, raters, report) -> None:
-    stored = {
+def _stored_verdicts(study: Study) -> dict[tuple[int, str, str], tuple]:
+    return {
         _key(p, j, kind, v[-1]): _verdict(*v)
         for p, j, kind, *v in Judgment.objects.filter(study=study, pair__isnull=False)
         .values_list(
@@ -326,8 +380,10 @@ def _judgments(study, records, pairs, raters, report) -> None:
         )
         .iterator(chunk_size=BATCH)
     }
-    new: dict[tuple[int, str, str], JudgmentRecord] = {}
-    human: Counter[int] = Counter()
+
+
+def _judgments(study, records, pairs, raters, state: _Known, report) -> None:
+    stored, new, human = state.stored, state.new, state.human
 
     def rows() -> Iterator[tuple]:
         # Made while COPY streams them: the client checks a line while the server stores the
@@ -337,7 +393,7 @@ def _judgments(study, records, pairs, raters, report) -> None:
             judge = rater.pseudonym if rater else r.judge
             key = _key(pair.pk, judge, r.judge_kind, r.shown_left)
             if key in stored or key in new:
-                before = stored[key] if key in stored else _record_verdict(new[key])
+                before = stored[key] if key in stored else new[key]
                 if before != _record_verdict(r):
                     raise ImportFileError(
                         f"line {r.line}: judge {r.judge!r} already judged this "
@@ -346,14 +402,12 @@ def _judgments(study, records, pairs, raters, report) -> None:
                 report.already_present += key in stored
                 report.duplicate_lines += key not in stored
                 continue
-            new[key] = r
+            new[key] = _record_verdict(r)  # the verdict only: the record goes with its chunk
             if r.judge_kind == JudgeKind.HUMAN:
                 human[pair.pk] += 1
             yield _judgment_row(study, r, pair, rater, judge)
 
     judgments_insert(rows())
-    report.created = len(new)
-    report.quotas_raised = _count_human(human)
 
 
 def _key(pair_id: int, judge: str, kind: str, shown_left: str | None) -> tuple[int, str, str]:
@@ -412,8 +466,8 @@ def judgments_insert(rows: Iterable[tuple]) -> None:
 
     COPY streams the rows in one statement (about ten times the ORM's bulk INSERT here); binary
     COPY sends numbers and times without formatting them as text, and the JSON columns are
-    serialized by pydantic-core's encoder. The constraints are checked all the same, inside the
-    import's transaction.
+    serialized by pydantic-core's encoder (set once for psycopg in AnnotationConfig.ready). The
+    constraints are checked all the same, inside the import's transaction.
     """
     if connection.vendor != "postgresql":
         objects = [Judgment(**dict(zip(INSERT_COLUMNS, row, strict=True))) for row in rows]
@@ -429,7 +483,6 @@ def judgments_insert(rows: Iterable[tuple]) -> None:
             "SELECT attname, atttypid FROM pg_attribute WHERE attrelid = %s::regclass", [table]
         )
         types = dict(cursor.fetchall())
-        set_json_dumps(to_json, context=cursor.cursor)
         with cursor.cursor.copy(sql) as copy:
             copy.set_types([types[c] for c in columns])
             for row in rows:

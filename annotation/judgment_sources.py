@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from completions.importers import ImportFileError, iter_jsonl, read_records
+from completions.importers import ImportFileError, check_text, iter_jsonl, read_records
 
 from .judgment_io import JudgmentRecord, parse_judgment, read_judgments
 
@@ -84,8 +84,9 @@ def _json_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield from iter_jsonl(path)
         return
     try:
-        with open(path, encoding="utf-8") as fh:
-            items = json.load(fh)
+        text = Path(path).read_text(encoding="utf-8")
+        check_text(text)
+        items = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ImportFileError(
             f"line {exc.lineno}: invalid JSON ({exc.msg}, column {exc.colno})"
@@ -224,9 +225,16 @@ def _csv_rows(path: str | Path, mapping: dict[str, str]) -> Iterator[tuple[int, 
         missing = [c for c in mapping.values() if c not in (reader.fieldnames or [])]
         if missing:
             raise ImportFileError(f"line 1: the CSV has no column {', '.join(map(repr, missing))}")
-        for row in reader:
-            cells = {renamed.get(k, k): v for k, v in row.items() if k is not None}
-            yield reader.line_num, _typed(cells)
+        try:
+            for row in reader:
+                cells = {renamed.get(k, k): v for k, v in row.items() if k is not None}
+                if any("\x00" in v for v in cells.values() if isinstance(v, str)):
+                    raise csv.Error("line contains NUL")
+                yield reader.line_num, _typed(cells)
+        except csv.Error as exc:  # e.g. a NUL character, which no cell may hold
+            nul = "NUL" in str(exc)
+            reason = "contains a NUL character (U+0000), which text cannot hold" if nul else exc
+            raise ImportFileError(f"line {reader.line_num}: {reason}") from exc
 
 
 def _typed(cells: dict[str, str]) -> dict[str, Any]:

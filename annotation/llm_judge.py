@@ -1,11 +1,18 @@
-"""LLM judges (paper 4.4, 9.5, 9.6): the HEART rubric prompt, the strict reply schema, and the
-"judge" run kind that turns replies into verdicts.
+"""LLM judges (paper 4.4, 9.5, 9.6): the strict reply schema, how a reply becomes a verdict,
+and the "judge" run kind. The prompt and its versions are in `annotation.judge_prompt`.
 
 Every pair is judged in both orders (position swap): one unit per (pair, judge, order). The
 reply speaks of the order shown ("a" = the reply shown first); the stored verdict is oriented
 to the pair's canonical order, with `shown_left` saying which completion came first. A judge
-never judges a pair with a completion of its own family; the plan counts those skips. A failed
-or invalid reply stays a failed unit and never becomes a verdict.
+never judges a pair with a completion of its own family; the plan counts those skips.
+
+The contract with a provider: a reply is accepted exactly when it conforms to `VERDICT_SCHEMA`,
+the schema the request sends (each rule the verdict must keep is stated there, within what the
+strict modes of both providers accept). What a schema cannot state is normalised, never
+refused, and the verdict's metadata lists each change (`normalised`): characters PostgreSQL
+cannot store are removed from the rationale, and a rationale longer than `RATIONALE_MAX` is cut
+(the raw reply keeps it whole). A reply that breaks the schema gets the engine's one repair
+request, then its unit is invalid and never a verdict.
 """
 
 from __future__ import annotations
@@ -13,164 +20,63 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from typing import Any, Literal
+from typing import Any
 
 from django.utils import timezone
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from completions.llm import structured
 from completions.llm.clients import LLMRequest
-from completions.llm.kinds import Done, Plan, RunKind, UnitSpec, parse_json_model, register
+from completions.llm.kinds import Done, Plan, RunKind, UnitSpec, register
 from completions.llm.models import Run, Unit
 
-from .models import AXES, AXIS_NAMES, JudgeKind, Judgment, Pair
+from . import judge_prompt
+from .models import AXES, JudgeKind, Judgment, Pair
 
-TEMPLATE_VERSION = "heart-judge-v1"
+# The current template; every older one stays readable in judge_prompt.TEMPLATES.
+TEMPLATE_VERSION = judge_prompt.CURRENT.version
+TEMPLATE_SHA256 = judge_prompt.CURRENT.sha256
+SYSTEM_TEMPLATE = judge_prompt.CURRENT.system
+USER_TEMPLATE = judge_prompt.CURRENT.user
 ORDERS = ("ab", "ba")  # ab: the pair's completion_a shown first
 EST_TOKENS_OUT = 220
+RATIONALE_MAX = 2000  # characters kept on the verdict; the raw reply keeps the whole text
 
-RUBRIC = [
-    (
-        "H",
-        "Natural, human-like tone and flow (clear, grounded, non-robotic).",
-        "I hear you, and it sounds like you're feeling really stuck and disconnected right "
-        "now. That heaviness can be so overwhelming.",
-        "Whats been going on. You are feeling bad. This is not good situation.",
-    ),
-    (
-        "E",
-        "Warm, non-judgmental acknowledgement and validation of feelings.",
-        "I'm so sorry you're going through this—that must feel absolutely devastating, "
-        "especially being separated from your kids.",
-        "That sucks. Anyway, lots of people go through this, so you'll probably get over it.",
-    ),
-    (
-        "A",
-        "Tracks this seeker's specific details and emotions, not just generic platitudes.",
-        "I hear you—feeling stuck at home while your friends move on can drain your "
-        "motivation and make everything feel overwhelming. You're not lazy; you're exhausted "
-        "and discouraged.",
-        "I get that life can be hard sometimes. Just try to stay positive and things will work "
-        "out eventually.",
-    ),
-    (
-        "R",
-        "Feels personally relevant and tailored to the seeker's goals, identity, and situation.",
-        "You've mentioned how much finishing this degree matters to you and your family. What "
-        "if we pick one small step that fits your style—like outlining just the first section "
-        "tonight so it feels less impossible?",
-        "Everyone feels stressed about school. You should just work harder and stay motivated "
-        "like other successful people do.",
-    ),
-    (
-        "T",
-        "Stays within role and safety boundaries while addressing the seeker's stated goals.",
-        "I understand your concerns about the vaccine—that's ultimately your decision. Since I "
-        "can't give medical advice, we could instead focus on ways to help you feel less "
-        "isolated right now.",
-        "You should definitely get the vaccine; it's safe for almost everyone and will fix a "
-        "lot of your problems. If your doctor disagrees, they're probably just being overly "
-        "cautious.",
-    ),
-]
+STRENGTHS = [1, 2, 3, 4, 5]
 
 
-def _rubric_text() -> str:
-    lines = []
-    for axis, description, high, low in RUBRIC:
-        lines.append(f"{axis} — {AXIS_NAMES[axis]}: {description}")
-        lines.append(f'  High-scoring example: "{high}"')
-        lines.append(f'  Low-scoring example: "{low}"')
-    return "\n".join(lines)
-
-
-SYSTEM_TEMPLATE = f"""You are an expert judge of emotional-support replies (the HEART rubric).
-You read a conversation between a seeker and a supporter, then two candidate replies for the
-supporter's next turn, Response A and Response B. Decide which reply is the better supportive
-turn for this seeker, using the five HEART axes:
-
-{_rubric_text()}
-
-Checklist before you decide:
-- Do not prefer a reply because it is longer, or shorter: judge what it says.
-- Ignore formatting (lists, emphasis, punctuation style); the reply will be spoken.
-- The order of the replies is random: do not favour the first or the second one.
-- Ties are not allowed: pick the better reply even when the difference is small.
-
-Answer with one JSON object only, in this order:
-- "rationale": one or two short sentences saying why (written before you decide);
-- "winner": "a" or "b";
-- "strength": how much better the winner is, 1 (slightly) to 5 (much better);
-- "axes": for each of H, E, A, R, T an object {{"winner": "a"|"b"|"none", "strength": 0-5}};
-  use "none" with strength 0 when the advantage on that axis is not clear.
-"""
-
-USER_TEMPLATE = """Conversation so far:
-{dialogue}
-
-<response_a>
-{first}
-</response_a>
-
-<response_b>
-{second}
-</response_b>
-
-Which response is the better next supporter turn? Reply with the JSON object only."""
-
-TEMPLATE_SHA256 = hashlib.sha256((SYSTEM_TEMPLATE + USER_TEMPLATE).encode()).hexdigest()
-
-
-class AxisVerdict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    winner: Literal["a", "b", "none"]
-    strength: int = Field(ge=0, le=5)
-
-    @model_validator(mode="after")
-    def _consistent(self) -> AxisVerdict:
-        if (self.winner == "none") != (self.strength == 0):
-            raise ValueError("strength is 0 exactly when the axis winner is none")
-        return self
-
-
-class Axes(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    H: AxisVerdict
-    E: AxisVerdict
-    A: AxisVerdict
-    R: AxisVerdict
-    T: AxisVerdict
-
-
-class JudgeVerdict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    rationale: str = Field(max_length=2000)
-    winner: Literal["a", "b"]
-    strength: int = Field(ge=1, le=5)
-    axes: Axes
-
-
-def _axis_schema() -> dict[str, Any]:
+def _axis_branch(winners: list[str], strengths: list[int], description: str) -> dict[str, Any]:
     return {
         "type": "object",
+        "description": description,
         "properties": {
-            "winner": {"type": "string", "enum": ["a", "b", "none"]},
-            "strength": {"type": "integer", "enum": [0, 1, 2, 3, 4, 5]},
+            "winner": {"type": "string", "enum": winners},
+            "strength": {"type": "integer", "enum": strengths},
         },
         "required": ["winner", "strength"],
         "additionalProperties": False,
     }
 
 
-# Written out (not pydantic's schema) so that it fits both providers' strict structured outputs.
+# Written out (not generated) to fit both providers' strict structured outputs: the root is an
+# object, every property is required, every object closed (additionalProperties false), ranges
+# are enums (Anthropic's strict mode takes no minimum/maximum), and each axis is an anyOf whose
+# branches start with the same key, "winner", with values no two branches share.
+AXIS_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        _axis_branch(["a", "b"], STRENGTHS, "a or b is better on this axis, by 1 to 5"),
+        _axis_branch(["none"], [0], "no clear advantage on this axis: winner none, strength 0"),
+    ]
+}
+
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "rationale": {"type": "string"},
         "winner": {"type": "string", "enum": ["a", "b"]},
-        "strength": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
+        "strength": {"type": "integer", "enum": STRENGTHS},
         "axes": {
             "type": "object",
-            "properties": {axis: _axis_schema() for axis in AXES},
+            "properties": {axis: AXIS_SCHEMA for axis in AXES},
             "required": list(AXES),
             "additionalProperties": False,
         },
@@ -178,18 +84,34 @@ VERDICT_SCHEMA: dict[str, Any] = {
     "required": ["rationale", "winner", "strength", "axes"],
     "additionalProperties": False,
 }
+_CHECK = structured.validator(VERDICT_SCHEMA)
 
 
-def dialogue_text(turns: list[dict[str, str]]) -> str:
-    names = {"seeker": "Seeker", "supporter": "Supporter"}
-    return "\n".join(f"{names.get(t.get('speaker'), 'Seeker')}: {t['text']}" for t in turns)
+def verdict_read(text: str) -> dict[str, Any]:
+    """The verdict in a reply, in the order shown, with `normalised` listing what changed.
+
+    Raises InvalidReply (naming each problem) exactly when the reply breaks VERDICT_SCHEMA.
+    """
+    reply = structured.read_reply(_CHECK, text)
+    notes = structured.Notes()
+    rationale = notes.text("rationale", reply["rationale"], limit=RATIONALE_MAX)
+    axes = {
+        axis: {"winner": v["winner"], "strength": int(v["strength"])}
+        for axis, v in reply["axes"].items()
+    }
+    return {
+        "rationale": rationale,
+        "winner": reply["winner"],
+        "strength": int(reply["strength"]),
+        "axes": axes,
+        "normalised": notes.items,
+    }
 
 
 def judge_request(turns: list[dict[str, str]], first: str, second: str) -> LLMRequest:
-    user = USER_TEMPLATE.format(dialogue=dialogue_text(turns), first=first, second=second)
     return LLMRequest(
         system=SYSTEM_TEMPLATE,
-        messages=[{"role": "user", "content": user}],
+        messages=[{"role": "user", "content": judge_prompt.user_prompt(turns, first, second)}],
         temperature=0.0,
         top_p=1.0,
         max_tokens=600,
@@ -276,7 +198,7 @@ class JudgeKindRun(RunKind):
         return requests
 
     def parse(self, unit: Unit, text: str) -> dict[str, Any]:
-        return parse_json_model(JudgeVerdict, text).model_dump()
+        return verdict_read(text)
 
     def store(self, run: Run, done: list[Done]) -> None:
         pairs = Pair.objects.in_bulk({d.unit.payload["pair"] for d in done})
@@ -316,7 +238,7 @@ def _judgment(run: Run, d: Done, pair: Pair) -> Judgment:
         rationale=d.result["rationale"],
         shown_left=order[0],
         submitted_at=timezone.now(),
-        raw_output=d.reply.text,
+        raw_output=structured.storable(d.reply.text)[0],
         prompt_hash=hashlib.sha256(prompt.encode()).hexdigest(),
         source="llm",
         metadata={
@@ -331,6 +253,7 @@ def _judgment(run: Run, d: Done, pair: Pair) -> Judgment:
             "request_id": d.reply.request_id,
             "from_cache": d.reply.from_cache,
             "request_hash": d.unit.request_hash or None,
+            **({"normalised": notes} if (notes := d.result.get("normalised")) else {}),
         },
     )
 

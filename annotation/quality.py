@@ -1,6 +1,6 @@
 """Quality control for human raters (paper 9.6): gold and attention items, and flagging.
 
-Rules (the README repeats them):
+Rules (docs/raters.md repeats them):
 - a gold item passes when the rater prefers the known better reply, at either strength;
 - an attention item passes only with the exact scale point its instruction asks for;
 - a rater is flagged when they failed at least half of their checks, once at least

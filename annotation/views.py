@@ -39,6 +39,8 @@ from .models import Assignment, Rater
 from .quality import rubric_rows
 from .selectors import item_view, quality_item_count, queue_plan, rater_queue_state
 from .services import (
+    LEASE_RAN_OUT,
+    PAIR_FULL,
     SCALE,
     AssignmentNotFound,
     ProlificMismatch,
@@ -54,10 +56,17 @@ from .services import (
 # An admin's exclusion decision: exclude, include, or follow the automatic flag again.
 EXCLUSION_ACTIONS = {"exclude": True, "include": False, "auto": None}
 SCALE_TEXT = [(str(value), label) for value, label in SCALE.items()]
-REFUSED_NOTICE = (
-    "Your previous answer arrived after the item had timed out and been completed "
-    "by others, so it was not needed. Thank you; here is your next item."
-)
+# A refused answer says why it was refused (annotation.services.common: the refusals).
+REFUSED_NOTICES = {
+    LEASE_RAN_OUT: (
+        "Your previous answer arrived after that item's reservation had run out, and other "
+        "raters completed it meanwhile, so it was not needed. Thank you; here is your next item."
+    ),
+    PAIR_FULL: (
+        "Your previous answer was not needed: that item already had all the answers it needs. "
+        "Thank you; here is your next item."
+    ),
+}
 ALREADY_NOTICE = (
     "That item had already been answered (perhaps in another tab, or from an older page); "
     "your first answer is the one kept. Here is your next item."
@@ -79,6 +88,16 @@ def rater_required(view):
     return wrapper
 
 
+# What every rater page's title ends with (templates/annotation/_rater_base.html says the same).
+RATER_TITLE_SUFFIX = " · Response comparison study"
+# The notice a rater gets when the study hands out no new work, by status.
+NOT_OPEN_NOTICES = {
+    StudyStatus.DRAFT: "draft",
+    StudyStatus.PAUSED: "paused",
+    StudyStatus.CLOSED: "closed",
+}
+
+
 def _limited(request: HttpRequest, group: str, rate: str) -> bool:
     """Per-client rate limit (django-ratelimit on the shared cache; fails open without it)."""
     return is_ratelimited(request, group=group, key="ip", rate=rate, increment=True)
@@ -94,10 +113,8 @@ def _notice_page(
 
 def _study_gate(request: HttpRequest, study: Study) -> HttpResponse | None:
     """New work only while the study is open."""
-    if study.status == StudyStatus.CLOSED:
-        return _notice_page(request, "closed", study)
-    if study.status == StudyStatus.PAUSED:
-        return _notice_page(request, "paused", study)
+    if study.status in NOT_OPEN_NOTICES:
+        return _notice_page(request, NOT_OPEN_NOTICES[study.status], study)
     return None
 
 
@@ -190,8 +207,8 @@ def _may_finish(study: Study) -> bool:
 @rater_required
 def item(request: HttpRequest, rater: Rater) -> HttpResponse:
     study = rater.study
-    if study.status == StudyStatus.CLOSED:
-        return _notice_page(request, "closed", study)
+    if study.status in (StudyStatus.CLOSED, StudyStatus.DRAFT):
+        return _notice_page(request, NOT_OPEN_NOTICES[study.status], study)
     allow_new = study.is_open
     assignment = assignment_next(rater=rater, allow_new=allow_new)
     if assignment is None and not allow_new:
@@ -206,8 +223,8 @@ def item(request: HttpRequest, rater: Rater) -> HttpResponse:
 def _submit_refused(request: HttpRequest, rater: Rater, assignment: Assignment) -> str | None:
     """Why a closed or paused study takes no answer for this item (None: it may)."""
     study = rater.study
-    if study.status == StudyStatus.CLOSED:
-        return "closed"
+    if study.status in (StudyStatus.CLOSED, StudyStatus.DRAFT):
+        return NOT_OPEN_NOTICES[study.status]
     if study.status == StudyStatus.PAUSED:
         holds = assignment.status == Assignment.Status.LEASED
         if not (_may_finish(study) and holds):
@@ -242,7 +259,10 @@ def submit(request: HttpRequest, token: str) -> HttpResponse:
         )
     except AssignmentNotFound as exc:
         raise Http404("No such item.") from exc
-    notice = REFUSED_NOTICE if result.refused else ("" if result.created else ALREADY_NOTICE)
+    notice = (
+        REFUSED_NOTICES.get(result.refusal, REFUSED_NOTICES[PAIR_FULL]) if result.refused else ""
+    )
+    notice = notice or ("" if result.created else ALREADY_NOTICE)
     if not request.htmx:
         if notice:
             messages.info(request, notice)
@@ -267,8 +287,8 @@ def heartbeat(request: HttpRequest, token: str) -> HttpResponse:
 def done(request: HttpRequest, rater: Rater) -> HttpResponse:
     """The completion code, for raters who did work; never for an empty queue."""
     study = rater.study
-    if study.status == StudyStatus.PAUSED:
-        return _notice_page(request, "paused", study)
+    if study.status in (StudyStatus.PAUSED, StudyStatus.DRAFT):
+        return _notice_page(request, NOT_OPEN_NOTICES[study.status], study)
     if study.is_open and assignment_next(rater=rater) is not None:
         return redirect("annotation:item", invite_token=study.invite_token)
     progress = rater_queue_state(rater=rater).progress
@@ -350,7 +370,10 @@ def _render_item(
     }
     html = ITEM_FRAGMENT.render(context, request)
     if request.htmx:
-        return HttpResponse(html, status=status)
+        # A <title> at the fragment's top level becomes the tab's title (htmx takes it out):
+        # the tab follows the item, as the full page's title does (annotation/item.html).
+        title = f"<title>Item {number} of {total}{RATER_TITLE_SUFFIX}</title>"
+        return HttpResponse(title + html, status=status)
     context["item_html"] = mark_safe(html)  # noqa: S308 - Jinja2 escaped every value (autoescape)
     return render(request, "annotation/item.html", context, status=status)
 

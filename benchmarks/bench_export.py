@@ -39,6 +39,7 @@ def rss_mb() -> float:
 def setup_django() -> None:
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heart_site.settings")
+    os.environ.setdefault("SECRET_KEY", "benchmark-only-key-not-secret-0123456789abcdef")
     import django
 
     django.setup()

@@ -145,6 +145,7 @@ def main() -> None:
     os.environ["DATABASE_URL"] = bench_database_url(base_url, name=BENCH_DB)
     os.environ.pop("REDIS_URL", None)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heart_site.settings")
+    os.environ.setdefault("SECRET_KEY", "benchmark-only-key-not-secret-0123456789abcdef")
     import django
 
     django.setup()

@@ -124,14 +124,14 @@ def execute(run, use_worker: bool) -> float:
     from completions.llm import services
     from completions.llm.executor import run_execute
     from completions.llm.models import RunStatus
-    from completions.llm.tasks import llm_run_execute
+    from heart_site.enqueue import enqueue
 
     services.run_start(run=run, dispatch=False)
     cpu_before = cpu_seconds(WORKER_PGID[0]) if WORKER_PGID else 0.0
     started = time.perf_counter()
     if use_worker:
         for _ in range(int(os.environ["LLM_EXECUTORS_PER_RUN"])):
-            llm_run_execute.delay(run.pk)
+            enqueue(services.RUN_TASK, run.pk)
         while True:
             run.refresh_from_db(fields=["status"])
             if run.status != RunStatus.RUNNING:
@@ -246,6 +246,7 @@ def _spread(label: str, values: list[float]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=10_000)
+    parser.add_argument("--server-port", type=int, default=0, help="fake server port (0: any)")
     parser.add_argument("--delay-ms", type=float, default=300)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--completions", type=int, default=1000)
@@ -267,11 +268,12 @@ def main() -> None:
     base_url = os.environ.get("DATABASE_URL")
     os.environ["DATABASE_URL"] = bench_database_url(base_url, name=BENCH_DB)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heart_site.settings")
+    os.environ.setdefault("SECRET_KEY", "benchmark-only-key-not-secret-0123456789abcdef")
     # The fake server is on this machine: allowed here as the demo allows it.
     os.environ.setdefault("LLM_ALLOWED_HOSTS", "127.0.0.1")
     os.environ.setdefault("LLM_ALLOW_PRIVATE_NETWORKS", "1")
     use_worker = bool(os.environ.get("REDIS_URL"))
-    port = int(os.environ.get("BENCH_FAKE_PORT") or free_port())
+    port = args.server_port or free_port()
     server_url = f"http://127.0.0.1:{port}"
     procs = [
         subprocess.Popen(

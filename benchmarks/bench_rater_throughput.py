@@ -96,6 +96,7 @@ def build(args) -> list[dict]:
         items_per_rater=100_000,
         quality_check_rate=0.1,
         judgments_per_pair=5,
+        status="open",  # its pairs are made below, before any rater comes
     )
     systems = System.objects.bulk_create(
         System(study=study, name=f"bench-system-{i}", kind="model", family=f"fam{i}")

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from heart_site.settings import *  # noqa: F403
-from heart_site.settings import STORAGES
+import os
+
+# Production settings refuse to start without a key of their own (DEBUG off).
+os.environ.setdefault("SECRET_KEY", "benchmark-only-key-not-secret-0123456789abcdef")
+
+from heart_site.settings import *  # noqa: E402,F403
+from heart_site.settings import STORAGES  # noqa: E402
 
 STORAGES = {
     **STORAGES,

@@ -2,9 +2,10 @@
 
 An LLM rewrites only the seeker turns of a source context under one of four escalation
 profiles. Everything here is pure (no database): the profiles and their target hostility per
-seeker turn, the versioned prompt, the strict reply schema, the stratified choice of source
-contexts, and the acceptance rules. ``completions.services_adversarial`` stores accepted
-variants as new contexts.
+seeker turn, the versioned prompt, the strict reply schema made for each source (it states
+every acceptance rule a schema can: a reply that conforms is accepted, see ``rewrite_parse``),
+the stratified choice of source contexts, and the acceptance rules themselves.
+``completions.services_adversarial`` stores accepted variants as new contexts.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
+from completions.llm import structured
+from completions.llm.kinds import InvalidReply
 from completions.sampling import stratified_round_robin
 
-PROMPT_VERSION = "adversarial-v1"
+PROMPT_VERSION = "adversarial-v2"  # v2: one schema per source states every rule
 #: Hostility 0 (calm, cooperative) .. 10 (openly hostile, rejects help). A seeker turn at or
 #: above this counts as high-adversarial (the last turn of every variant must be one).
 HIGH_HOSTILITY = 8
@@ -82,8 +83,9 @@ Target hostility per seeker turn, in order: {targets}
 Conversation (JSON):
 {turns}
 
-Return {{"turns": [{{"speaker": "supporter"|"seeker", "text": "...", "hostility": 0-10 for a \
-seeker turn, null for a supporter turn}}, ...]}} with the same turns, seeker turns rewritten."""
+Return {{"turns": {{"turn_1": {{"speaker": ..., "text": ..., "hostility": ...}}, "turn_2": ..., \
+...}}}}: one entry per turn of the conversation, in order, each with its speaker; a supporter \
+turn copied exactly with hostility null, a seeker turn rewritten with its hostility (0-10)."""
 
 
 def system_prompt() -> str:
@@ -106,40 +108,82 @@ PROMPT_HASH = hashlib.sha256(
 ).hexdigest()[:16]
 
 
-class RewrittenTurn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    speaker: str = Field(pattern="^(supporter|seeker)$")
-    text: str = Field(min_length=1)
-    hostility: int | None = Field(default=None, ge=0, le=10)
+# --------------------------------------------------------------------------- the reply
 
 
-class RewriteReply(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    turns: list[RewrittenTurn]
+def turn_key(number: int) -> str:
+    return f"turn_{number}"
 
 
-REPLY_JSON_SCHEMA: dict = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["turns"],
-    "properties": {
-        "turns": {
-            "type": "array",
-            "items": {
+def _supporter_turn(number: int, text: str) -> dict:
+    return {
+        "type": "object",
+        "description": f"turn {number}: the supporter's, copied exactly",
+        "additionalProperties": False,
+        "required": ["speaker", "text", "hostility"],
+        "properties": {
+            "speaker": {"type": "string", "enum": ["supporter"]},
+            "text": {
+                "type": "string",
+                "enum": [text],
+                "description": f"supporter turn {number}, kept verbatim from the source",
+            },
+            "hostility": {"type": "null"},
+        },
+    }
+
+
+def _seeker_turn(number: int, target: int, last: bool) -> dict:
+    low = HIGH_HOSTILITY if last else 0
+    hint = f", at least {HIGH_HOSTILITY} (the last turn)" if last else ""
+    return {
+        "type": "object",
+        "description": f"turn {number}: the seeker's, rewritten; target hostility {target}{hint}",
+        "additionalProperties": False,
+        "required": ["speaker", "text", "hostility"],
+        "properties": {
+            "speaker": {"type": "string", "enum": ["seeker"]},
+            "text": {"type": "string"},
+            "hostility": {"type": "integer", "enum": list(range(low, 11))},
+        },
+    }
+
+
+def reply_schema(source: Sequence[dict], profile: str) -> dict:
+    """The strict reply schema for rewriting ``source``: it states every structural rule of
+    paper 9.2 that a schema can (both providers' strict modes accept it: closed objects, every
+    property required, enums instead of ranges, no array-length keywords, which Anthropic's
+    strict mode lacks). One required property per turn, ``turn_1`` .. ``turn_n``, gives the
+    turn count and each turn's speaker, so the turns alternate, start with the supporter's
+    greeting and end with the seeker's; each supporter text is the source's (an enum of one);
+    a seeker turn's hostility is 0-10, the last one's at least HIGH_HOSTILITY.
+    """
+    if not eligible(source):
+        raise ValueError(
+            f"the source cannot yield an acceptable variant: it needs at least {MIN_TURNS} "
+            "alternating turns, the supporter's first and the seeker's last"
+        )
+    n_seeker = sum(1 for t in source if t["speaker"] == "seeker")
+    targets = iter(target_hostility(profile, n_seeker))
+    turns = {}
+    for number, turn in enumerate(source, start=1):
+        if turn["speaker"] == "supporter":
+            turns[turn_key(number)] = _supporter_turn(number, turn["text"])
+        else:
+            turns[turn_key(number)] = _seeker_turn(number, next(targets), number == len(source))
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["turns"],
+        "properties": {
+            "turns": {
                 "type": "object",
                 "additionalProperties": False,
-                "required": ["speaker", "text", "hostility"],
-                "properties": {
-                    "speaker": {"type": "string", "enum": ["supporter", "seeker"]},
-                    "text": {"type": "string"},
-                    "hostility": {"type": ["integer", "null"]},
-                },
-            },
-        }
-    },
-}
+                "required": list(turns),
+                "properties": turns,
+            }
+        },
+    }
 
 
 class RewriteRejected(ValueError):
@@ -150,6 +194,46 @@ class RewriteRejected(ValueError):
         super().__init__("; ".join(reasons))
 
 
+@dataclass
+class Rewrite:
+    """An accepted rewrite: the turns in order and what normalising changed (empty: nothing)."""
+
+    turns: list[dict]
+    normalised: list[str]
+
+
+def rewrite_parse(raw: str, source: Sequence[dict], profile: str) -> Rewrite:
+    """Read a reply against the schema sent for ``source``; RewriteRejected (every problem
+    named) exactly when it breaks that schema.
+
+    What the schema cannot state is normalised and noted: a seeker turn left empty keeps the
+    source's text; characters PostgreSQL cannot store are removed.
+    """
+    check = structured.validator(reply_schema(source, profile))
+    try:
+        data = structured.reply_json(raw)
+    except InvalidReply as error:
+        raise RewriteRejected([str(error)]) from None
+    problems = structured.schema_problems(check, data)
+    if problems:
+        raise RewriteRejected(problems)
+    notes = structured.Notes()
+    turns = []
+    for number, old in enumerate(source, start=1):
+        new = data["turns"][turn_key(number)]
+        text = notes.text(f"turn {number}", new["text"])
+        if not text.strip():
+            notes.add(f"turn {number}: the rewrite is empty; the source's turn kept")
+            text = old["text"]
+        hostility = None if new["hostility"] is None else int(new["hostility"])
+        turns.append({"speaker": old["speaker"], "text": text, "hostility": hostility})
+    # The schema states every rule: a broken one here would be a bug in reply_schema.
+    reasons = rejection_reasons(source, turns)
+    if reasons:
+        raise RewriteRejected(reasons)
+    return Rewrite(turns, notes.items)
+
+
 # --------------------------------------------------------------------------- acceptance
 
 
@@ -158,7 +242,7 @@ def rejection_reasons(source: Sequence[dict], variant: Sequence[dict]) -> list[s
 
     Rules: at least four turns; strict alternation; starts with a supporter turn (the
     greeting); the same turns as the source, every supporter turn verbatim; ends with a seeker
-    turn whose hostility is at least HIGH_HOSTILITY.
+    turn whose hostility is at least HIGH_HOSTILITY. (``reply_schema`` states each of them.)
     """
     reasons = []
     speakers = [t.get("speaker") for t in variant]
@@ -193,28 +277,6 @@ def _supporter_changes(source: Sequence[dict], variant: Sequence[dict]) -> list[
     return reasons
 
 
-def _where(error: dict) -> str:
-    return ".".join(map(str, error["loc"])) or "reply"
-
-
-def rewrite_parse(raw: str, source: Sequence[dict]) -> list[dict]:
-    """Parse a reply and apply the acceptance rules; the accepted turns, or RewriteRejected."""
-    try:
-        reply = RewriteReply.model_validate_json(raw)
-    except ValidationError as error:
-        raise RewriteRejected(
-            [
-                f"schema: {'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}"
-                for e in error.errors()
-            ]
-        ) from None
-    turns = [t.model_dump() for t in reply.turns]
-    reasons = rejection_reasons(source, turns)
-    if reasons:
-        raise RewriteRejected(reasons)
-    return turns
-
-
 # --------------------------------------------------------------------------- sources
 
 
@@ -232,6 +294,7 @@ def eligible(turns: Sequence[dict]) -> bool:
     speakers = [t.get("speaker") for t in turns]
     return (
         len(turns) >= MIN_TURNS
+        and set(speakers) <= {"supporter", "seeker"}
         and speakers[0] == "supporter"
         and speakers[-1] == "seeker"
         and all(a != b for a, b in zip(speakers, speakers[1:], strict=False))

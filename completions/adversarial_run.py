@@ -2,9 +2,12 @@
 
 Params: ``profile`` (one of the four escalation profiles), ``contexts`` (how many sources),
 ``seed``. Sources are regular contexts stratified by emotion and problem type; a source that
-already has a variant for the profile is skipped. A rewrite that breaks a structural rule gets
-the engine's one repair retry (the reasons are sent back), then the unit is invalid with the
-raw reply kept. Accepted variants become adversarial contexts linked to their source.
+already has a variant for the profile is skipped. Each request sends the schema made for its
+source (`adversarial.reply_schema`), which states every structural rule of the paper: a reply
+that conforms is accepted (an empty seeker turn keeps the source's text, noted in the
+variant's metadata); one that does not gets the engine's one repair retry (the reasons are
+sent back), then the unit is invalid with the raw reply kept. Accepted variants become
+adversarial contexts linked to their source.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import json
 from typing import Any
 
 from . import adversarial
+from .llm import structured
 from .llm.clients import LLMRequest
 from .llm.kinds import Done, InvalidReply, Plan, RunKind, UnitSpec, register
 from .llm.models import Run, Unit
@@ -72,12 +76,13 @@ class AdversarialKind(RunKind):
             context = contexts.get(unit.payload["context"])
             if context is None:
                 continue
-            prompt = adversarial.user_prompt(context.turns, unit.payload["profile"])
+            profile = unit.payload["profile"]
+            prompt = adversarial.user_prompt(context.turns, profile)
             requests[unit.pk] = LLMRequest(
                 system=system,
                 messages=[{"role": "user", "content": prompt}],
                 max_tokens=MAX_TOKENS,
-                schema=adversarial.REPLY_JSON_SCHEMA,
+                schema=adversarial.reply_schema(context.turns, profile),
                 schema_name="adversarial_rewrite",
             )
         return requests
@@ -85,10 +90,10 @@ class AdversarialKind(RunKind):
     def parse(self, unit: Unit, text: str) -> dict[str, Any]:
         source = DialogueContext.objects.only("turns").get(pk=unit.payload["context"])
         try:
-            turns = adversarial.rewrite_parse(text, source.turns)
+            rewrite = adversarial.rewrite_parse(text, source.turns, unit.payload["profile"])
         except adversarial.RewriteRejected as error:
             raise InvalidReply("rejected: " + "; ".join(error.reasons)) from error
-        return {"turns": turns}
+        return {"turns": rewrite.turns, "normalised": rewrite.normalised}
 
     def store(self, run: Run, done: list[Done]) -> None:
         sources = DialogueContext.objects.in_bulk({d.unit.payload["context"] for d in done})
@@ -102,7 +107,8 @@ class AdversarialKind(RunKind):
                     "endpoint": d.unit.endpoint.name,
                     "model_reported": d.reply.model_reported,
                     "request_hash": d.unit.request_hash or None,
-                    "raw_reply": d.reply.text,
+                    "raw_reply": structured.storable(d.reply.text)[0],
+                    **({"normalised": notes} if (notes := d.result.get("normalised")) else {}),
                 },
             )
 

@@ -5,7 +5,7 @@ shipped `esconv-dialogs.json`) or the FailedESConv.json variant (seeker = "speak
 "listener", no "id" key). A file that is not valid JSON is refused with the decoder's line and
 column; a conversation of the wrong shape is refused with its index (the whole file, never a part).
 
-Rules, applied in this order (docs/screening.md says the same for readers of the README):
+Rules, applied in this order (docs/screening.md says the same for readers):
 
 1. Dialogue id: the "id" key when present, else "esconv-" + the first 10 hex digits of the SHA-1
    of the conversation's utterances (speaker + text), stable across runs and machines.
@@ -45,6 +45,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .importers import ImportFileError, check_text
 
 MIN_TURNS = 5
 MIN_HISTORY = 3
@@ -167,18 +169,18 @@ HATE_SPEECH = _patterns(
         r"raghead",
     ]
 )
-IDENTIFYING = re.compile(
-    "|".join(
-        [
-            r"[\w.+-]+@[\w-]+\.[\w.-]+",  # e-mail
-            r"(?:\+?\d[\s.-]?)?(?:\(\d{3}\)|\b\d{3})[\s.-]\d{3}[\s.-]\d{4}\b",  # phone
-            r"\b(?:https?://|www\.)\S+",  # URL
-            r"\b[\w-]+\.(?:com|org|net|io|co\.uk)\b",  # bare domain
-            r"\b\d{1,5}\s+(?:[A-Z][a-z]+\s){1,3}(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane"
-            r"|Ln|Drive|Dr|Court|Ct|Way)\b",  # street address
-        ]
-    )
-)
+# The personal-data screen: contexts at import, and writer texts and rater rationales before
+# a release bundle (heart_site/downloads/screening.py). Each kind by the name a person knows.
+IDENTIFYING_KINDS = {
+    "e-mail address": re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+"),
+    "phone number": re.compile(r"(?:\+?\d[\s.-]?)?(?:\(\d{3}\)|\b\d{3})[\s.-]\d{3}[\s.-]\d{4}\b"),
+    "web address": re.compile(r"\b(?:https?://|www\.)\S+|\b[\w-]+\.(?:com|org|net|io|co\.uk)\b"),
+    "street address": re.compile(
+        r"\b\d{1,5}\s+(?:[A-Z][a-z]+\s){1,3}(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane"
+        r"|Ln|Drive|Dr|Court|Ct|Way)\b"
+    ),
+}
+IDENTIFYING = re.compile("|".join(f"(?:{p.pattern})" for p in IDENTIFYING_KINDS.values()))
 
 
 class EsconvFormatError(ValueError):
@@ -227,7 +229,11 @@ class ScreenReport:
 def load_esconv(path: str | Path) -> list[dict[str, Any]]:
     """Read an ESConv JSON file; a truncated or malformed file raises EsconvFormatError."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
+        check_text(text)
+        data = json.loads(text)
+    except ImportFileError as exc:
+        raise EsconvFormatError(f"{path}: {exc}") from exc
     except json.JSONDecodeError as exc:
         raise EsconvFormatError(
             f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
@@ -328,6 +334,13 @@ def safety_reason(dialogue: Dialogue) -> str | None:
 
 def has_identifying_info(text: str) -> bool:
     return IDENTIFYING.search(text) is not None
+
+
+def identifying_kinds(text: str) -> list[str]:
+    """Which kinds of personal data the screen finds in `text` (empty: none)."""
+    if not text or IDENTIFYING.search(text) is None:
+        return []
+    return [kind for kind, pattern in IDENTIFYING_KINDS.items() if pattern.search(text)]
 
 
 def _is_candidate(turns: tuple[Turn, ...], i: int) -> bool:

@@ -13,6 +13,7 @@ import statistics
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from .llm.clients import LLMRequest
 from .llm.kinds import Done, InvalidReply, Plan, RunKind, UnitSpec, register
@@ -173,6 +174,15 @@ def _completion(run: Run, d: Done) -> Completion:
             "tokens_in": d.reply.tokens_in,
             "tokens_out": d.reply.tokens_out,
         },
+    )
+
+
+def generated_completions(run: Run) -> QuerySet[Completion]:
+    """The replies a generate run wrote (its provenance names the run), in context order."""
+    return (
+        Completion.objects.filter(context__study=run.study, provenance__run=run.pk)
+        .select_related("context", "system")
+        .order_by("context_id", "system_id")
     )
 
 

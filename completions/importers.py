@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,12 +29,55 @@ class ImportFileError(ValueError):
     """A file that cannot be imported; the message names the line."""
 
 
+# Text that cannot hurt: every reader checks each line (or a whole JSON document) here before
+# parsing it. PostgreSQL cannot store NUL (U+0000) in text, and a JSON value nested thousands
+# deep would exhaust the parser's stack; both are refused with the line number.
+MAX_DEPTH = 64
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
+_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def check_text(text: str, first_line: int = 1) -> None:
+    """Refuse NUL characters and JSON nested deeper than MAX_DEPTH, naming the line."""
+    if "\x00" in text or ("\\u0000" in text and _ESCAPED_NUL.search(text)):
+        offset = text.find("\x00")
+        offset = offset if offset >= 0 else _ESCAPED_NUL.search(text).start()
+        raise ImportFileError(
+            f"line {first_line + text.count(chr(10), 0, offset)}: contains a NUL character "
+            "(U+0000), which text cannot hold; remove it"
+        )
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        offset = _too_deep_at(text)
+        if offset is not None:
+            raise ImportFileError(
+                f"line {first_line + text.count(chr(10), 0, offset)}: nested too deep "
+                f"(more than {MAX_DEPTH} levels of lists and objects)"
+            )
+
+
+def _too_deep_at(text: str) -> int | None:
+    """Where the nesting of lists and objects outside strings first passes MAX_DEPTH."""
+    depth = 0
+    for match in _BRACKET.finditer(_STRING.sub(_blank, text)):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > MAX_DEPTH:
+            return match.start()
+    return None
+
+
+def _blank(match: re.Match) -> str:
+    """A string's span kept (offsets stay right) without its brackets."""
+    return " " * len(match.group())
+
+
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line; bad JSON raises with the line number."""
     with open(path, encoding="utf-8") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
+            check_text(line, number)
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
@@ -88,28 +132,34 @@ def no_cyclic_gc() -> Iterator[None]:
 
 
 def read_jsonl_model(path: str | Path, model: type[ContractModel]) -> list:
-    """Every line of a JSON Lines file validated by a format model.
+    """Every line of a JSON Lines file validated by a format model (see `iter_jsonl_model`)."""
+    with no_cyclic_gc():
+        return list(iter_jsonl_model(path, model))
+
+
+def iter_jsonl_model(path: str | Path, model: type[ContractModel]) -> Iterator:
+    """The lines of a JSON Lines file validated by a format model, one at a time, read from
+    disk as they are needed (a large file is never held in memory whole).
 
     A good line is parsed and validated in one step by pydantic-core (no Python dict first:
     about a third faster; validating the whole file as one JSON array measured no faster);
     a bad one goes through json.loads and `parse_line` again so that its message is the usual
     "line N: reason".
     """
-    records = []
     try:
-        with no_cyclic_gc(), open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8") as fh:
             for number, line in enumerate(fh, start=1):
                 if not line.strip():
                     continue
+                check_text(line, number)
                 try:
                     record = model.model_validate_json(line)
                 except ValidationError:
-                    records += read_records(iter([(number, _decode(line, number))]), _parser(model))
+                    yield from read_records(iter([(number, _decode(line, number))]), _parser(model))
                     continue
-                records.append(record.at_line(number))
+                yield record.at_line(number)
     except UnicodeDecodeError as exc:
         raise ImportFileError(f"{path}: not UTF-8 text ({exc.reason})") from exc
-    return records
 
 
 def _decode(line: str, number: int) -> dict[str, Any]:

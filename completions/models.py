@@ -19,6 +19,9 @@ def new_completion_code() -> str:
 
 
 class StudyStatus(models.TextChoices):
+    # Draft: being set up (writers may write when writing is on); raters are not let in until
+    # the study has pairs and is opened.
+    DRAFT = "draft"
     OPEN = "open"
     PAUSED = "paused"
     CLOSED = "closed"
@@ -35,8 +38,9 @@ class Study(models.Model):
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
-    # Open: raters and writers work. Paused: no new work (see pause_lets_finish). Closed: nothing.
-    status = models.CharField(max_length=8, choices=StudyStatus.choices, default=StudyStatus.OPEN)
+    # Draft: writers only (a new study; it opens once it has pairs). Open: raters and writers
+    # work. Paused: no new work (see pause_lets_finish). Closed: nothing.
+    status = models.CharField(max_length=8, choices=StudyStatus.choices, default=StudyStatus.DRAFT)
     pause_lets_finish = models.BooleanField(
         default=True, help_text="While paused, a rater holding an item may still submit it."
     )
@@ -66,7 +70,7 @@ class Study(models.Model):
         default=20, help_text="Real items in one rater's queue (quality checks come on top)."
     )
     # Short, and renewed by the rater page's heartbeat while the rater is active: an abandoned
-    # tab frees its item within this time (issue 7).
+    # tab frees its item within this time.
     lease_seconds = models.PositiveIntegerField(
         default=180,
         help_text="How long an item stays reserved for a rater who opened it; the open page "
@@ -88,9 +92,9 @@ class Study(models.Model):
     consent_text = models.TextField(blank=True)
     instructions = models.TextField(blank=True)
 
-    # Writer settings (paper 9.3).
+    # Writers per context (paper 9.3); everything else about writing, word limits included, is
+    # in one place: completions.writing.models.WritingSettings (the Writers page).
     writers_per_context = models.PositiveSmallIntegerField(default=3)
-    writer_max_words = models.PositiveSmallIntegerField(default=60)
 
     # Pair design (reproducible from the seed).
     pair_design = models.CharField(
@@ -129,7 +133,13 @@ class Study(models.Model):
 
     @property
     def is_open(self) -> bool:
+        """Open to raters (new items are handed out)."""
         return self.status == StudyStatus.OPEN
+
+    @property
+    def accepts_writers(self) -> bool:
+        """Writers write while a study is set up (draft) and while it is open."""
+        return self.status in (StudyStatus.DRAFT, StudyStatus.OPEN)
 
 
 class EscalationProfile(models.TextChoices):

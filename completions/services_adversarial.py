@@ -28,13 +28,16 @@ def variant_external_id(source: DialogueContext, profile: str) -> str:
 def adversarial_context_create(
     *, source: DialogueContext, profile: str, raw_reply: str, provenance: dict | None = None
 ) -> DialogueContext:
-    """Check a rewrite against the acceptance rules and store it as an adversarial context.
+    """Check a rewrite against the schema made for the source and store it as an adversarial
+    context (what normalising changed goes to its metadata).
 
-    Raises adversarial.RewriteRejected (with every reason) when a rule is broken.
+    Raises adversarial.RewriteRejected (with every reason) when the reply breaks the schema.
     """
-    turns = adversarial.rewrite_parse(raw_reply, source.turns)
+    rewrite = adversarial.rewrite_parse(raw_reply, source.turns, profile)
+    if rewrite.normalised:
+        provenance = {**(provenance or {}), "normalised": rewrite.normalised}
     return adversarial_turns_store(
-        source=source, profile=profile, turns=turns, provenance=provenance
+        source=source, profile=profile, turns=rewrite.turns, provenance=provenance
     )
 
 

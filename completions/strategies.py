@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from completions.llm import structured
+from completions.llm.kinds import InvalidReply
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,7 @@ TAXONOMY_HASH = _digest([[s.name, s.definition, list(s.examples)] for s in TAXON
 
 # --------------------------------------------------------------------------- the prompt
 
-PROMPT_VERSION = "label-v1"
+PROMPT_VERSION = "label-v2"  # v2: schema states every rule; evidence set aside, not refused
 
 SYSTEM_PROMPT_HEAD = """\
 Your goal: label counseling/support strategies in a short response written by a supporter \
@@ -214,8 +216,6 @@ def user_prompt(completion: str) -> str:
     return USER_PROMPT.format(completion=completion)
 
 
-PROMPT_HASH = _digest([PROMPT_VERSION, system_prompt(), USER_PROMPT])
-
 # --------------------------------------------------------------------------- the reply
 
 
@@ -225,109 +225,22 @@ class LabelStatus(StrEnum):
     UNCERTAIN = "uncertain"
 
 
-class StrategyLabel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    status: LabelStatus
-    p: float = Field(ge=0.0, le=1.0)
-    evidence: str | None = None
-
-
-class LabelReply(BaseModel):
-    """The classifier's reply. Validate with ``label_reply_parse`` (it checks the evidence)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    reasoning: str = ""
-    labels: dict[str, StrategyLabel]
-
-    @field_validator("labels")
-    @classmethod
-    def _exactly_the_taxonomy(cls, labels: dict[str, StrategyLabel]) -> dict[str, StrategyLabel]:
-        unknown = sorted(set(labels) - set(STRATEGY_NAMES))
-        missing = [name for name in STRATEGY_NAMES if name not in labels]
-        problems = []
-        if unknown:
-            problems.append(f"not in the taxonomy: {', '.join(map(repr, unknown))}")
-        if missing:
-            problems.append(f"missing: {', '.join(map(repr, missing))}")
-        if problems:
-            raise ValueError(
-                "labels must have exactly the 15 strategy names; " + "; ".join(problems)
-            )
-        return {name: labels[name] for name in STRATEGY_NAMES}
-
-
-class LabelReplyError(ValueError):
-    """A reply that breaks the schema; the message is written to be sent back for a repair."""
-
-
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
-
-
-def _normalised(text: str) -> str:
-    # Whitespace runs and typographic quotes are not evidence of a made-up snippet.
-    text = text.translate(
-        str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
-    )
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def _where(error: dict) -> str:
-    return ".".join(map(str, error["loc"])) or "reply"
-
-
-def label_reply_parse(raw: str, completion: str) -> LabelReply:
-    """Parse and check one reply; raises LabelReplyError with every problem listed."""
-    try:
-        reply = LabelReply.model_validate_json(raw)
-    except ValidationError as error:
-        problems = [
-            f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}" for e in error.errors()
-        ]
-        raise LabelReplyError(
-            "The reply does not match the schema: " + "; ".join(problems)
-        ) from None
-    text = _normalised(completion)
-    invented = [
-        name
-        for name, label in reply.labels.items()
-        if label.evidence is not None and _normalised(label.evidence) not in text
-    ]
-    if invented:
-        raise LabelReplyError(
-            "Evidence must be copied exactly from the response (or null); not found in it for: "
-            + ", ".join(map(repr, invented))
-        )
-    return reply
-
-
-def labels_export(reply: LabelReply) -> dict[str, dict]:
-    """The ``labels`` object of the strategy-labels export format."""
-    return {
-        name: {"status": label.status.value, "p": label.p, "evidence": label.evidence}
-        for name, label in reply.labels.items()
-    }
-
-
-def present_strategies(labels: dict[str, dict]) -> list[str]:
-    """Strategies marked present, in taxonomy order (uncertain counts as not present)."""
-    return [name for name in STRATEGY_NAMES if labels.get(name, {}).get("status") == "present"]
-
-
 _LABEL_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
     "required": ["status", "p", "evidence"],
     "properties": {
         "status": {"type": "string", "enum": [s.value for s in LabelStatus]},
-        "p": {"type": "number", "minimum": 0, "maximum": 1},
-        "evidence": {"type": ["string", "null"]},
+        # 0 to 1: a range Anthropic's strict mode cannot state (no minimum/maximum); a p
+        # outside it is clamped and flagged, not refused.
+        "p": {"type": "number", "description": "probability that the strategy is present, 0-1"},
+        "evidence": {"anyOf": [{"type": "string"}, {"type": "null"}]},
     },
 }
 
-#: The JSON schema for native structured outputs (OpenAI strict mode, Anthropic tools):
-#: every strategy an explicit required property, so an off-taxonomy key cannot be produced.
+#: The JSON schema for native structured outputs (OpenAI strict mode, Anthropic's output
+#: format): every strategy an explicit required property, so an off-taxonomy key cannot be
+#: produced. A reply is accepted exactly when it conforms; see ``label_reply_read``.
 REPLY_JSON_SCHEMA: dict = {
     "type": "object",
     "additionalProperties": False,
@@ -342,3 +255,104 @@ REPLY_JSON_SCHEMA: dict = {
         },
     },
 }
+_CHECK = structured.validator(REPLY_JSON_SCHEMA)
+PROMPT_HASH = _digest([PROMPT_VERSION, system_prompt(), USER_PROMPT, REPLY_JSON_SCHEMA])
+
+
+class LabelReplyError(ValueError):
+    """A reply that breaks the schema; the message is written to be sent back for a repair."""
+
+
+@dataclass
+class LabelRead:
+    """A reply read against the completion: the export's ``labels`` object (taxonomy order),
+    the classifier's reasoning, and what normalising changed (empty: nothing)."""
+
+    labels: dict[str, dict]
+    reasoning: str
+    normalised: list[str]
+
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def _normalised(text: str) -> str:
+    # Whitespace runs and typographic quotes are not evidence of a made-up snippet.
+    return re.sub(r"\s+", " ", text.translate(_QUOTES)).strip()
+
+
+def _taxonomy_problems(data: object) -> list[str]:
+    labels = data.get("labels") if isinstance(data, dict) else None
+    if not isinstance(labels, dict):
+        return []
+    unknown = sorted(set(labels) - set(STRATEGY_NAMES))
+    missing = [name for name in STRATEGY_NAMES if name not in labels]
+    problems = []
+    if unknown:
+        problems.append(f"not in the taxonomy: {', '.join(map(repr, unknown))}")
+    if missing:
+        problems.append(f"missing: {', '.join(map(repr, missing))}")
+    if problems:
+        return ["labels must have exactly the 15 strategy names; " + "; ".join(problems)]
+    return []
+
+
+def _schema_problems(data: object) -> list[str]:
+    problems = _taxonomy_problems(data)
+    for error in structured.schema_errors(_CHECK, data):
+        said = problems and list(error.absolute_path) == ["labels"]
+        if said and error.validator in ("required", "additionalProperties"):
+            continue  # named above with the taxonomy
+        problems.append(structured.problem_text(error))
+    return problems[: structured.MAX_PROBLEMS]
+
+
+def label_reply_read(raw: str, completion: str) -> LabelRead:
+    """Read one reply; LabelReplyError (every problem listed) exactly when it breaks the schema.
+
+    What the schema cannot state is normalised and noted, never refused: a ``p`` outside 0-1
+    is clamped (``p_reported`` keeps the reply's value); evidence not found in the completion
+    (whitespace and curly quotes aside) is set aside (``evidence`` null, the quote kept as
+    ``evidence_unverified``) while the label keeps its status; characters PostgreSQL cannot
+    store are removed.
+    """
+    try:
+        data = structured.reply_json(raw)
+    except InvalidReply as error:
+        raise LabelReplyError(f"The reply is not JSON: {error}") from None
+    problems = _schema_problems(data)
+    if problems:
+        raise LabelReplyError("The reply does not match the schema: " + "; ".join(problems))
+    notes = structured.Notes()
+    text = _normalised(completion)
+    labels = {name: _label(name, data["labels"][name], text, notes) for name in STRATEGY_NAMES}
+    reasoning = notes.text("reasoning", data["reasoning"])
+    return LabelRead(labels, reasoning, notes.items)
+
+
+def _float(value: float) -> float:
+    try:
+        return float(value)
+    except OverflowError:  # an integer too large for a float: JSON allows any length
+        return math.inf if value > 0 else -math.inf
+
+
+def _label(name: str, reply: dict, text: str, notes: structured.Notes) -> dict:
+    reported = _float(reply["p"])
+    p = notes.clamp(f"{name}: p", reported, 0.0, 1.0)
+    label = {"status": reply["status"], "p": p, "evidence": None}
+    if p != reported:
+        label["p_reported"] = reported if math.isfinite(reported) else str(reported)
+    if reply["evidence"] is not None:
+        evidence = notes.text(f"{name}: evidence", reply["evidence"])
+        if _normalised(evidence) in text:
+            label["evidence"] = evidence
+        else:
+            label["evidence_unverified"] = evidence
+            notes.add(f"{name}: evidence not found in the response, set aside (status kept)")
+    return label
+
+
+def present_strategies(labels: dict[str, dict]) -> list[str]:
+    """Strategies marked present, in taxonomy order (uncertain counts as not present)."""
+    return [name for name in STRATEGY_NAMES if labels.get(name, {}).get("status") == "present"]

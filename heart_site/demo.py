@@ -23,7 +23,7 @@ from django.utils import timezone
 from annotation.models import Pair
 from completions.access import STUDY_ADMINS, WRITERS
 from completions.llm.services import EndpointError
-from completions.models import DialogueContext, Study
+from completions.models import DialogueContext, Study, StudyStatus
 from completions.writing.models import WritingContext
 from completions.writing.services import writing_contexts_open, writing_settings
 
@@ -214,6 +214,10 @@ def load_demo(*, stdout=None) -> Study:
     from annotation.quality import quality_items_seed_from_rubric
 
     quality_items_seed_from_rubric(study=study)
+    if study.status == StudyStatus.DRAFT:  # it has its pairs now; a later pause or close stays
+        from heart_site.studio.services import study_set_status
+
+        study_set_status(study=study, status=StudyStatus.OPEN)
     _ensure_groups()
     demo_writing_enable(study)
     try:

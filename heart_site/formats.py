@@ -19,7 +19,11 @@ def schema_dir() -> Path:
 
 def schema_texts() -> dict[str, str]:
     """file name -> the JSON Schema text it must hold."""
-    return {
+    from heart_site.material_formats import ESCONV_SCHEMA
+
+    texts = {
         f"{name}.schema.json": json.dumps(json_schema(model, name=name), indent=2) + "\n"
         for name, model in FORMATS.items()
     }
+    texts["esconv.schema.json"] = json.dumps(ESCONV_SCHEMA, indent=2, ensure_ascii=False) + "\n"
+    return texts

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
+from django.templatetags.static import static
 
 from completions.access import role
 
@@ -78,3 +79,9 @@ def health() -> tuple[dict, int]:
 def healthz(request: HttpRequest) -> JsonResponse:
     body, code = health()
     return JsonResponse(body, status=code)
+
+
+@role("public")
+def favicon(request: HttpRequest) -> HttpResponse:
+    """`/favicon.ico`, asked for by browsers on pages that name no icon (Django's admin)."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))

@@ -19,10 +19,14 @@ class SafeResponseMiddleware:
     """`Cache-Control: no-store` and Permissions-Policy on every answer; friendly error pages.
 
     - no-store: the back button and a second tab fetch the page again instead of showing an
-      item that was already answered (issue 7), and private data never sits in a cache;
+      item that was already answered, and private data never sits in a cache;
     - a 405 (e.g. a submit URL opened directly) gets a page instead of an empty body;
-    - with DEBUG on (the demo), Django's debug pages are shown to staff only: raters, who
-      have no account, get the same friendly pages as in production.
+    - with DEBUG on (the demo), Django's own debug pages (the technical 404 and 500 pages,
+      a CSRF failure's help page) are shown to staff only: raters, who have no account, get
+      the same friendly pages as in production. Pages a view renders itself with an error
+      status ("This Prolific ID is already taking part", "Please start from Prolific", a
+      study's closed page) are the product: they are never replaced, so the demo shows what
+      production shows.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -45,5 +49,17 @@ class SafeResponseMiddleware:
             return not response.content or content_type.startswith("text/html")
         if not settings.DEBUG or not content_type.startswith("text/html"):
             return False
+        if not _is_django_debug_page(response):
+            return False
         user = getattr(request, "user", None)
         return not (user is not None and user.is_authenticated and user.is_staff)
+
+
+# Every page Django shows only because DEBUG is on says so, in this markup (technical_404.html,
+# technical_500.html, csrf_403.html). A page of ours cannot contain it: template values are
+# escaped, so text a user typed would read "&lt;code&gt;".
+DJANGO_DEBUG_MARK = b"<code>DEBUG ="
+
+
+def _is_django_debug_page(response: HttpResponse) -> bool:
+    return not response.streaming and DJANGO_DEBUG_MARK in response.content

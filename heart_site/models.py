@@ -11,15 +11,16 @@ from completions.models import Study
 class DeferredTask(models.Model):
     """A Celery task that could not be queued (broker unreachable): sent again by beat.
 
-    `heart_site.enqueue.enqueue` writes it when publishing fails, so a click on "refit now"
-    while Redis is down is not lost; `heart_site.tasks.deferred_tasks_send` (every minute)
-    publishes the waiting rows once the broker answers. Tasks are idempotent by convention
-    (CONVENTIONS.md), so a row sent twice after a crash mid-send does no harm.
+    `heart_site.enqueue.enqueue` (the outbox) writes it when publishing fails, so an upload, a
+    run launch or a refit while Redis is down is not lost; `heart_site.tasks.deferred_tasks_send`
+    (beat, every minute) publishes the waiting rows once the broker answers. Tasks are
+    idempotent by convention (CONVENTIONS.md), so a row sent twice after a crash does no harm.
     """
 
     name = models.CharField(max_length=200)
     args = models.JSONField(default=list)
     kwargs = models.JSONField(default=dict)
+    queue = models.CharField(max_length=100, blank=True, help_text="Empty: the task's route.")
     created_at = models.DateTimeField(auto_now_add=True)
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.CharField(max_length=500, blank=True)
@@ -70,6 +71,8 @@ class ImportJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Renewed while a worker runs the import; once it lapses the job is redone (heart_site.jobs).
+    lease_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["study", "-created_at"], name="importjob_study_recent")]
@@ -80,3 +83,49 @@ class ImportJob(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (ImportStatus.DONE, ImportStatus.FAILED)
+
+
+class ReleaseHold(models.Model):
+    """A writer text or rater rationale that the personal-data screen flagged before a release.
+
+    It stays out of every release bundle (its text is null there) until a study admin looks at
+    it on the downloads page and releases it; "keep out" records that decision.
+    """
+
+    class Kind(models.TextChoices):
+        WRITER_TEXT = "writer_text", "Writer's text"
+        RATIONALE = "rationale", "Rater's rationale"
+
+    class Decision(models.TextChoices):
+        PENDING = "pending", "Waiting for review"
+        RELEASE = "release", "Released"
+        KEEP_OUT = "keep_out", "Kept out"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="release_holds")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    completion = models.ForeignKey(
+        "completions.Completion", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    judgment = models.ForeignKey(
+        "annotation.Judgment", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    found = models.CharField(max_length=200, help_text="What the screen found, e.g. e-mail.")
+    decision = models.CharField(max_length=8, choices=Decision.choices, default=Decision.PENDING)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["completion"], name="releasehold_completion_once"),
+            models.UniqueConstraint(fields=["judgment"], name="releasehold_judgment_once"),
+            models.CheckConstraint(
+                condition=models.Q(completion__isnull=False) ^ models.Q(judgment__isnull=False),
+                name="releasehold_one_item",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} held ({self.found}, {self.decision})"

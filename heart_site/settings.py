@@ -6,19 +6,25 @@ With DATABASE_URL and REDIS_URL: PostgreSQL through psycopg 3 and a Redis broker
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
 from celery.schedules import crontab
 from django.utils.csp import CSP
 
+from .deploy import secret_key
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 
 DEBUG = env.bool("DEBUG", default=False)
-# The default key is for the embedded demo and tests only: `check --deploy` flags it (W009) and
-# docker-compose refuses to start without SECRET_KEY.
-SECRET_KEY = env.str("SECRET_KEY", default="django-insecure-heart-studio-embedded-default")
+SECRET_KEY = secret_key(
+    env.str("SECRET_KEY", default=""),
+    debug=DEBUG,
+    embedded=not env.str("DATABASE_URL", default=""),
+    folder=BASE_DIR,
+)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -35,6 +41,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "axes",  # one lockout for every login form (heart_site/login_throttle.py)
     "completions",
     "completions.writing",
     "completions.llm",  # app label "llm": endpoints, call cache, runs and units
@@ -52,6 +59,8 @@ MIDDLEWARE = [
     # After whitenoise (static files keep their long cache): no-store, Permissions-Policy and
     # the friendly error pages on everything the views answer.
     "heart_site.middleware.SafeResponseMiddleware",
+    # NUL characters and oversized JSON bodies refused with a clear 400 before any view.
+    "heart_site.text_guard.TextGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -59,6 +68,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last: turns a login refused by the lockout into the "too many attempts" page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "heart_site.urls"
@@ -132,8 +143,25 @@ RATELIMIT_FAIL_OPEN = True
 RATELIMIT_IP_META_KEY = env.str("RATELIMIT_IP_META_KEY", default="") or None
 RATER_CREATE_RATE = env.str("RATER_CREATE_RATE", default="30/h")  # new raters per client
 RATER_ENTRY_RATE = env.str("RATER_ENTRY_RATE", default="120/m")  # entry-link visits per client
-LOGIN_RATE_PER_CLIENT = env.str("LOGIN_RATE_PER_CLIENT", default="10/5m")  # failed-or-not posts
-LOGIN_RATE_PER_USERNAME = env.str("LOGIN_RATE_PER_USERNAME", default="10/15m")
+
+# Logins: every password check (Django admin, labellers' login, any login form to come) goes
+# through django-axes first (an authentication backend), so one lockout covers them all. After
+# LOGIN_FAILURE_LIMIT failures from one client address, or for one username from anywhere, that
+# address or username is locked out of every login form for LOGIN_LOCKOUT_MINUTES (each further
+# try during a lockout restarts it). The right password does not help meanwhile. Attempts are
+# kept in the database (they hold with Redis down); `manage.py axes_reset` lifts lockouts.
+AUTHENTICATION_BACKENDS = [
+    "heart_site.login_throttle.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]  # each counted on its own
+AXES_CLIENT_IP_CALLABLE = "heart_site.login_throttle.client_address"
+AXES_USERNAME_CALLABLE = "heart_site.login_throttle.username_of"
+AXES_LOCKOUT_CALLABLE = "heart_site.login_throttle.lockout_response"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -161,6 +189,9 @@ STORAGES = {
 
 # Security: strict unless DEBUG. Behind a TLS-terminating proxy set SECURE_PROXY_SSL_HEADER.
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+# The health check of docker compose (and of most load balancers) calls plain HTTP inside the
+# network: it must reach the database check, not a redirect to HTTPS.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
@@ -245,11 +276,24 @@ CELERY_TASK_ROUTES = {
     "annotation.tasks.llm_*": {"queue": "llm"},
     "ranking.tasks.*": {"queue": "refit"},
 }
-# Publishing fails fast when the broker is unreachable (heart_site.enqueue then keeps the task
-# in the database and beat sends it once the broker is back).
-CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2}
+# Publishing fails fast when the broker is unreachable (heart_site.enqueue, the outbox, then
+# keeps the task in the database and beat sends it once the broker is back).
+# Tasks are acknowledged when they end (acks_late): a message taken by a worker that dies is
+# delivered again once the visibility timeout has passed. It must outlast the longest task
+# (the 30-minute time limit; an LLM executor hands over to a fresh task every 20 minutes), or
+# a task still running would be delivered twice. Imports and refits do not wait for it: their
+# lease lapses within a minute of the worker's death and beat queues them again (JOB_LEASE_*).
+BROKER_VISIBILITY_TIMEOUT = env.int("CELERY_VISIBILITY_TIMEOUT", default=35 * 60)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "socket_connect_timeout": 2,
+    "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
+}
+# An import or refit renews its lease every third of this while it runs; a lapsed lease means
+# its worker died, and the job is queued again (by beat, every minute, and at worker start).
+JOB_LEASE_SECONDS = env.float("JOB_LEASE_SECONDS", default=60.0)
 CELERY_BEAT_SCHEDULE = {
     "deferred-tasks": {"task": "heart_site.tasks.deferred_tasks_send", "schedule": 60.0},
+    "jobs-resume-stalled": {"task": "heart_site.tasks.jobs_resume_stalled", "schedule": 60.0},
     "nightly-refit": {
         "task": "ranking.tasks.refit_all_studies",
         "schedule": crontab(hour=env.int("REFIT_HOUR_UTC", default=3), minute=0),
@@ -273,7 +317,8 @@ LLM_SLICE_SECONDS = env.float("LLM_SLICE_SECONDS", default=20 * 60.0)
 LLM_EXECUTORS_PER_RUN = env.int("LLM_EXECUTORS_PER_RUN", default=1)
 # Streamed calls (generation: their time to first token is recorded) in flight per executor
 # process, whatever the endpoints allow: more and the process's event loop falls behind, and
-# its backlog would be recorded as the model's TTFT (benchmarks/bench_llm_judge.py, README).
+# its backlog would be recorded as the model's TTFT (benchmarks/bench_llm_judge.py,
+# docs/benchmarks.md).
 LLM_STREAMS_PER_PROCESS = env.int("LLM_STREAMS_PER_PROCESS", default=4)
 # Embedded default (eager Celery): run on a background thread so pages can show progress.
 LLM_EAGER_THREAD = env.bool("LLM_EAGER_THREAD", default=True)
@@ -321,4 +366,7 @@ LOGGING = {
 }
 
 # Pseudonyms in exports are keyed HMACs of the rater's id: stable per deployment, not reversible.
-PSEUDONYM_KEY = env.str("PSEUDONYM_KEY", default=SECRET_KEY)
+# A deployment sets its own (`check --deploy` fails without it: heart_site/deploy.py); the demo
+# and the tests fall back to SECRET_KEY.
+PSEUDONYM_KEY_SET = bool(env.str("PSEUDONYM_KEY", default=""))
+PSEUDONYM_KEY = env.str("PSEUDONYM_KEY", default="") or SECRET_KEY

@@ -1,32 +1,17 @@
-"""Celery tasks of the platform: deferred-task housekeeping (beat) and the studio's imports."""
+"""Celery tasks of the platform: the outbox's beat job, the studio's imports, stalled jobs."""
 
 from __future__ import annotations
 
-from celery import current_app, shared_task
-from django.db import transaction
+from celery import shared_task
+from celery.signals import worker_ready
 
-from .models import DeferredTask
-
-BATCH = 500
+from .enqueue import deferred_tasks_publish, enqueue
 
 
 @shared_task(ignore_result=True)
 def deferred_tasks_send() -> int:
-    """Send waiting tasks in order; rows stay (with the error) while the broker still fails."""
-    sent = 0
-    with transaction.atomic():
-        rows = list(DeferredTask.objects.select_for_update(skip_locked=True)[:BATCH])
-        for row in rows:
-            try:
-                current_app.send_task(row.name, args=row.args, kwargs=row.kwargs, retry=False)
-            except Exception as exc:
-                DeferredTask.objects.filter(pk=row.pk).update(
-                    attempts=row.attempts + 1, last_error=str(exc)[:500]
-                )
-                break  # the broker is still away: try again at the next beat
-            row.delete()
-            sent += 1
-    return sent
+    """Beat: publish the tasks the outbox kept while the broker was down."""
+    return deferred_tasks_publish()
 
 
 @shared_task(acks_late=True, ignore_result=True)
@@ -34,3 +19,19 @@ def import_job_run_task(job_id: int) -> None:
     from .studio.services import import_job_run
 
     import_job_run(job_id=job_id)
+
+
+@shared_task(ignore_result=True)
+def jobs_resume_stalled() -> dict[str, list[int]]:
+    """Beat and worker start: imports and refits whose worker died are queued again."""
+    from ranking.services import refit_jobs_resume
+
+    from .studio.services import import_jobs_resume
+
+    return {"imports": import_jobs_resume(), "refits": refit_jobs_resume()}
+
+
+@worker_ready.connect
+def _resume_after_restart(sender=None, **kwargs) -> None:
+    """A worker that (re)starts looks for jobs a dead worker left running."""
+    enqueue("heart_site.tasks.jobs_resume_stalled")

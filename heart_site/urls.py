@@ -3,8 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from .admin_login import throttled_admin_login
-from .health import healthz
+from .health import favicon, healthz
 from .studio import views as studio_views
 
 # Friendly pages in the raters' neutral style (heart_site/errors.py); a 405 gets its page from
@@ -19,10 +18,10 @@ admin.site.site_url = "/"
 admin.site.site_header = "HEART studio administration"
 
 urlpatterns = [
-    # Before admin.site.urls, so this throttled view answers the login address.
-    path("admin/login/", throttled_admin_login, name="admin_login_throttled"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("favicon.ico", favicon, name="favicon"),
+    path("formats/<str:kind>.schema.json", studio_views.format_schema, name="format_schema"),
     path("", studio_views.home, name="home"),
     path("", include("annotation.urls")),
     path("", include("completions.writing.urls")),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.models import Judgment
@@ -20,11 +21,13 @@ from completions.writing.models import Writing
 from completions.writing.selectors import context_fill, writer_stats, writings_for_review
 from completions.writing.services import (
     ReviewError,
+    WritingOff,
     writing_accept,
     writing_contexts_open,
     writing_reject,
     writing_settings,
 )
+from heart_site.studio.views import PROLIFIC_QUERY
 from ranking.selectors import judgments_frame
 
 STATUS_FILTERS = ("pending", "accepted", "rejected", "")
@@ -63,11 +66,14 @@ def writers(request: HttpRequest, slug: str) -> HttpResponse:
     rates = writer_win_rates(study) if any(s.accepted for s in stats) else {}
     for row in stats:
         row.win_rate, row.n_judged = rates.get(row.system, (None, 0))
+    link = request.build_absolute_uri(reverse("writing:entry", args=[ws.invite_token]))
     context = {
         "study": study,
         "ws": ws,
         "form": form,
-        "writer_link": request.build_absolute_uri(f"/w/{ws.invite_token}/"),
+        "writer_link": link,
+        "writer_prolific": f"{link}?{PROLIFIC_QUERY}",
+        "writer_redirect": _completion_redirect(ws),
         "stats": stats,
         "writings": writings_for_review(study_id=study.pk, status=status)[:REVIEW_PAGE],
         "review_page": REVIEW_PAGE,
@@ -131,9 +137,21 @@ def open_contexts(request: HttpRequest, slug: str) -> HttpResponse:
         limit = int(request.POST.get("limit") or 0) or None
     except ValueError:
         limit = None
-    opened = writing_contexts_open(study=study, limit=limit)
-    messages.info(request, f"{opened} context(s) opened for writing.")
+    try:
+        opened = writing_contexts_open(study=study, limit=limit)
+    except WritingOff as off:
+        messages.error(request, str(off))
+    else:
+        messages.info(request, f"{opened} context(s) opened for writing.")
     return redirect("writers:review", slug=slug)
+
+
+def _completion_redirect(ws) -> str:
+    """Where a finished writer is sent (Prolific's completion URL with the code), if set."""
+    if not ws.prolific_redirect_url:
+        return ""
+    joiner = "&" if "?" in ws.prolific_redirect_url else "?"
+    return f"{ws.prolific_redirect_url}{joiner}cc={ws.completion_code}"
 
 
 def _back(request: HttpRequest, slug: str) -> str:

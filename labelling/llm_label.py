@@ -1,9 +1,12 @@
 """The "label" LLM run kind (paper 9.10): one classifier call per completion of a study.
 
-The run owns one label set (created with the plan); each valid reply becomes that set's labels
-for the completion. A reply that breaks the schema, names a strategy outside the taxonomy or
-quotes evidence that is not in the completion gets the engine's one repair retry (the error
-says exactly what was wrong), then the unit is invalid with its raw reply kept.
+The run owns one label set (created with the plan); every reply that conforms to the schema
+the request sends (`strategies.REPLY_JSON_SCHEMA`: exactly the 15 strategies, each with its
+status, p and evidence) becomes that set's labels for the completion. What the schema cannot
+state is normalised and flagged on the labels, never refused (`strategies.label_reply_read`):
+evidence not quoted from the completion is set aside while the label keeps its status, a p
+outside 0-1 is clamped. A reply that breaks the schema gets the engine's one repair retry (the
+error says exactly what was wrong), then the unit is invalid with its raw reply kept.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from completions import strategies
+from completions.llm import structured
 from completions.llm.clients import LLMRequest
 from completions.llm.kinds import Done, InvalidReply, Plan, RunKind, UnitSpec, register
 from completions.llm.models import Run, Unit
@@ -70,10 +74,10 @@ class LabelKind(RunKind):
 
     def parse(self, unit: Unit, text: str) -> dict[str, Any]:
         try:
-            reply = strategies.label_reply_parse(text, unit.payload["text"])
+            read = strategies.label_reply_read(text, unit.payload["text"])
         except strategies.LabelReplyError as error:
             raise InvalidReply(str(error)) from error
-        return {"labels": strategies.labels_export(reply), "reasoning": reply.reasoning}
+        return {"labels": read.labels, "reasoning": read.reasoning, "normalised": read.normalised}
 
     def store(self, run: Run, done: list[Done]) -> None:
         label_set_id = run.params["label_set"]
@@ -84,7 +88,7 @@ class LabelKind(RunKind):
                     completion_id=d.unit.payload["completion"],
                     labels=d.result["labels"],
                     present=strategies.present_strategies(d.result["labels"]),
-                    raw_reply=d.reply.text,
+                    raw_reply=structured.storable(d.reply.text)[0],
                 )
                 for d in done
             ],

@@ -51,12 +51,12 @@ def label_set_create(
 def labels_store(
     *, label_set: LabelSet, completion: Completion, raw_reply: str
 ) -> CompletionLabels:
-    """Validate a classifier reply against the completion and store it (once per set).
+    """Read a classifier reply against the completion and store it (once per set).
 
-    Raises LabelReplyError (message fit for a repair prompt) when the reply is invalid.
+    Raises LabelReplyError (message fit for a repair prompt) when the reply breaks the schema;
+    what the schema cannot state is normalised and flagged (see strategies.label_reply_read).
     """
-    reply = strategies.label_reply_parse(raw_reply, completion.text)
-    labels = strategies.labels_export(reply)
+    labels = strategies.label_reply_read(raw_reply, completion.text).labels
     row, _ = CompletionLabels.objects.get_or_create(
         label_set=label_set,
         completion=completion,

@@ -396,9 +396,9 @@ def _check_graph(agg: Aggregate) -> None:
     graph = coo_matrix(beats > 0)
     n_weak, weak = connected_components(graph, directed=True, connection="weak")
     if n_weak > 1:
-        groups = [list(agg.systems[weak == c]) for c in range(n_weak)]
+        groups = "; ".join(_names(agg.systems[weak == c]) for c in range(n_weak))
         warnings.warn(
-            f"the comparison graph is disconnected ({n_weak} components never compared "
+            f"the comparison graph is disconnected ({n_weak} groups never compared "
             f"with each other: {groups}); their relative Elo is set by the prior only",
             BradleyTerryWarning,
             stacklevel=3,
@@ -409,6 +409,12 @@ def _check_graph(agg: Aggregate) -> None:
         _warn_separation(agg, strong, n_strong)
 
 
+def _names(systems) -> str:
+    """System names in words for a message: "a", "a and b", "a, b and c"."""
+    names = [str(name) for name in systems]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def _warn_separation(agg: Aggregate, labels: np.ndarray, n_comp: int) -> None:
     beats = (agg.wins + agg.ties) > 0
     onesided = []
@@ -417,8 +423,9 @@ def _warn_separation(agg: Aggregate, labels: np.ndarray, n_comp: int) -> None:
         never_lost = not beats[~inside][:, inside].any()
         never_won = not beats[inside][:, ~inside].any()
         if never_lost or never_won:
-            label = "always win" if never_lost else "always lose"
-            onesided.append(f"{list(agg.systems[inside])} {label}")
+            names = agg.systems[inside]
+            verb = "always win" if never_lost else "always lose"
+            onesided.append(f"{_names(names)} {verb}{'s' if len(names) == 1 else ''}")
     warnings.warn(
         "no finite maximum-likelihood estimate: "
         + "; ".join(onesided)

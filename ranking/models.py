@@ -26,6 +26,37 @@ class RefitTrigger(models.TextChoices):
     COMMAND = "command"
 
 
+class RefitJob(models.Model):
+    """One requested refit (the button, the nightly job) and how it ended.
+
+    The history page shows the latest ones, so a refit that failed says why instead of never
+    appearing. `lease_until` is renewed while a worker runs it; a refit whose worker died is
+    queued again once it lapses (heart_site.jobs).
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="refit_jobs")
+    trigger = models.CharField(max_length=16, choices=RefitTrigger.choices)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    snapshot_ids = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["study", "-created_at"], name="refitjob_study_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.trigger} refit of {self.study_id} ({self.status})"
+
+
 class LeaderboardSnapshot(models.Model):
     """One Bradley–Terry fit of a study's judgments, with its inputs' counts and timing.
 

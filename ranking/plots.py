@@ -2,7 +2,8 @@
 
 Each plot takes a leaderboard result (the JSON of `services.leaderboard_current`) and
 returns the encoded image. Figures are built with `matplotlib.figure.Figure`, never
-pyplot, so concurrent requests in one process share no global state.
+pyplot, so concurrent requests in one process share no global state, and no backend is chosen
+at import (`savefig` draws SVG and PNG with their own canvases whatever the backend).
 """
 
 from __future__ import annotations
@@ -12,11 +13,8 @@ import math
 from collections.abc import Callable
 
 import matplotlib
-
-matplotlib.use("Agg")
-
-from matplotlib.colors import LinearSegmentedColormap  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.colors import LinearSegmentedColormap
+from matplotlib.figure import Figure
 
 AXES = ("H", "E", "A", "R", "T")
 FORMATS = {"svg": "image/svg+xml", "png": "image/png"}

@@ -26,7 +26,7 @@ from completions.models import Completion, Study, System
 from labelling.models import CompletionLabels
 from labelling.selectors import label_state
 
-from .models import LeaderboardSnapshot
+from .models import LeaderboardSnapshot, RefitJob
 
 JUDGMENT_COLUMNS = {
     "id": "id",
@@ -162,6 +162,11 @@ def snapshot_latest(study: Study, *, judges: str, subset: str) -> LeaderboardSna
 
 def snapshot_history(study: Study, *, limit: int = 100) -> QuerySet[LeaderboardSnapshot]:
     return LeaderboardSnapshot.objects.filter(study=study).order_by("-created_at", "-id")[:limit]
+
+
+def refit_jobs_recent(study: Study, *, limit: int = 5) -> QuerySet[RefitJob]:
+    """The latest requested refits, so a queued, running or failed one shows with its reason."""
+    return RefitJob.objects.filter(study=study).order_by("-created_at", "-id")[:limit]
 
 
 def studies_active() -> QuerySet[Study]:

@@ -1,6 +1,6 @@
 """Leaderboard and agreement: load a study's judgments, fit, analyse, store snapshots.
 
-Definitions (also in the README):
+Definitions (also in docs/ranking.md):
 
 - Counted: judgments on real pairs (quality-check items never count) by judges who are not
   excluded (a rater is excluded when flagged, unless an admin override says otherwise;
@@ -35,7 +35,7 @@ from completions.models import Study
 from labelling import selectors as label_selectors
 
 from . import bradley_terry, humans, llm_judges, plots, selectors
-from .models import JudgeFilter, LeaderboardSnapshot, RefitTrigger, SubsetFilter
+from .models import JudgeFilter, LeaderboardSnapshot, RefitJob, RefitTrigger, SubsetFilter
 from .report import analysis_sections, safe_agreement
 from .report import strategy_section as report_strategy_section
 
@@ -419,14 +419,62 @@ def snapshot_refit_study(*, study_id: int, trigger: str) -> list[LeaderboardSnap
     return snapshots
 
 
-def snapshot_request_refit(*, study: Study, trigger: str = RefitTrigger.MANUAL) -> None:
-    """Queue a refit once the surrounding transaction commits (the admin page's button)."""
+REFIT_TASK = "ranking.tasks.refit_job_run"
+
+
+def snapshot_request_refit(*, study: Study, trigger: str = RefitTrigger.MANUAL) -> RefitJob:
+    """Queue a refit once the surrounding transaction commits (the button, the nightly job).
+
+    Never fails the click: with the broker down the refit waits in the outbox (beat sends it).
+    """
     from heart_site.enqueue import enqueue
 
-    from .tasks import refit_study
+    job = refit_job_create(study_id=study.pk, trigger=trigger)
+    transaction.on_commit(lambda: enqueue(REFIT_TASK, job.pk))
+    return job
 
-    # Never fails the click: with the broker down the refit waits in the database (beat).
-    transaction.on_commit(lambda: enqueue(refit_study, study.pk, trigger))
+
+def refit_job_create(*, study_id: int, trigger: str) -> RefitJob:
+    return RefitJob.objects.create(study_id=study_id, trigger=trigger)
+
+
+def refit_job_run(*, job_id: int) -> list[int] | None:
+    """Run one requested refit; only the call that claims the job runs it (None otherwise).
+
+    A refit that raises is marked failed with the reason (the history page shows it); a
+    worker that dies mid-refit stops renewing the lease and the job is queued again.
+    """
+    from heart_site.jobs import failure_reason, job_claim, lease_kept
+
+    if not job_claim(RefitJob, job_id):
+        return None
+    job = RefitJob.objects.get(pk=job_id)
+    try:
+        with lease_kept(RefitJob, job_id):
+            ids = [s.pk for s in snapshot_refit_study(study_id=job.study_id, trigger=job.trigger)]
+    except Exception as exc:
+        logger.exception("refit job %s failed", job_id)
+        _refit_finish(job_id, RefitJob.Status.FAILED, error=failure_reason(exc))
+        return None
+    _refit_finish(job_id, RefitJob.Status.DONE, snapshot_ids=ids)
+    return ids
+
+
+def _refit_finish(job_id: int, status: str, **fields) -> None:
+    RefitJob.objects.filter(pk=job_id).update(
+        status=status, finished_at=timezone.now(), lease_until=None, **fields
+    )
+
+
+def refit_jobs_resume() -> list[int]:
+    """Queue again the refits whose worker died mid-run (their lease ran out)."""
+    from heart_site.enqueue import enqueue
+    from heart_site.jobs import jobs_stalled
+
+    ids = list(jobs_stalled(RefitJob).values_list("pk", flat=True))
+    for job_id in ids:
+        enqueue(REFIT_TASK, job_id)
+    return ids
 
 
 # --------------------------------------------------------------------------- pages

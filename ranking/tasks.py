@@ -4,21 +4,29 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from completions.models import Study
+
 from . import selectors, services
 from .models import RefitTrigger
 
 
 @shared_task(acks_late=True, ignore_result=True)
-def refit_study(study_id: int, trigger: str = RefitTrigger.NIGHTLY) -> list[int]:
-    """Refit one study (human, LLM, all judges); unchanged inputs store nothing new."""
-    snapshots = services.snapshot_refit_study(study_id=study_id, trigger=trigger)
-    return [snapshot.pk for snapshot in snapshots]
+def refit_job_run(job_id: int) -> list[int] | None:
+    """Run one requested refit (the button, the nightly job); failures are kept on the job."""
+    return services.refit_job_run(job_id=job_id)
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def refit_study(study_id: int, trigger: str = RefitTrigger.NIGHTLY) -> list[int] | None:
+    """Refit one study now, as a job of its own (unchanged inputs store nothing new)."""
+    job = services.refit_job_create(study_id=study_id, trigger=trigger)
+    return services.refit_job_run(job_id=job.pk)
 
 
 @shared_task(acks_late=True, ignore_result=True)
 def refit_all_studies() -> list[int]:
-    """The nightly beat job: one refit task per active study, so one slow study delays none."""
+    """The nightly beat job: one refit job per active study, so one slow study delays none."""
     study_ids = list(selectors.studies_active().values_list("pk", flat=True))
-    for study_id in study_ids:
-        refit_study.delay(study_id, RefitTrigger.NIGHTLY)
+    for study in Study.objects.filter(pk__in=study_ids):
+        services.snapshot_request_refit(study=study, trigger=RefitTrigger.NIGHTLY)
     return study_ids

@@ -93,5 +93,9 @@ def leaderboard_refit(request: HttpRequest, slug: str) -> HttpResponse:
 @study_admin_required
 def leaderboard_history(request: HttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
-    snapshots = selectors.snapshot_history(study)
-    return render(request, "ranking/history.html", {"study": study, "snapshots": snapshots})
+    context = {
+        "study": study,
+        "snapshots": selectors.snapshot_history(study),
+        "refit_jobs": selectors.refit_jobs_recent(study),
+    }
+    return render(request, "ranking/history.html", context)

@@ -34,8 +34,19 @@ extras = [e for e in sys.argv[1].split(",") if e]
 print("\n".join(project["dependencies"]
                 + [d for e in extras for d in project["optional-dependencies"][e]]))
 PY
-  .venv/bin/python -m pip install -qq --upgrade pip
-  .venv/bin/python -m pip install -qq -r .venv/requirements.txt
+  count=$(grep -c . .venv/requirements.txt)
+  echo "==> Installing ${count} pinned Python packages into .venv (the first time takes a few" \
+    "minutes; each package is listed as pip fetches it)..."
+  .venv/bin/python -m pip install -q --upgrade pip
+  if ! .venv/bin/python -m pip install --progress-bar off -r .venv/requirements.txt \
+      > >(tee .venv/pip-install.log | grep --line-buffered -E '^(Collecting|Successfully)') 2>&1
+  then
+    sleep 1  # let the listing above finish before the error
+    echo "The install failed; pip's last messages (all of them in .venv/pip-install.log):" >&2
+    tail -n 20 .venv/pip-install.log >&2
+    exit 1
+  fi
+  sleep 1
   rm -f .venv/.installed-*
   touch ".venv/.installed-$hash-${extras:-runtime}"
 fi

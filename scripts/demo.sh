@@ -1,21 +1,67 @@
 #!/usr/bin/env bash
-# The embedded default: SQLite, eager Celery, the demo study, the dev server on :8000, and the
-# bundled fake LLM server (OpenAI/Anthropic-compatible, no API key) on :8765 for LLM runs.
+# The embedded default: SQLite, eager Celery, the demo study, Django's development server (with
+# its autoreloader) on :8000, and the bundled fake LLM server (OpenAI/Anthropic-compatible, no
+# API key) on :8765 for LLM runs. The links are printed once the server answers /healthz.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBUG="${DEBUG:-1}"
 unset DATABASE_URL REDIS_URL
 PORT="${PORT:-8000}"
 FAKE_LLM_PORT="${FAKE_LLM_PORT:-8765}"
+HEALTH_WAIT="${HEALTH_WAIT:-180}"  # seconds the server may take to answer /healthz
+BASE="http://127.0.0.1:${PORT}"
 export HEART_DEMO_LLM_URL="http://127.0.0.1:${FAKE_LLM_PORT}"
 # The fake server is a local address: the demo allows it (production allows only the hosts the
 # operator lists, private networks off; docs/security.md, "Providers and endpoints").
 export LLM_ALLOWED_HOSTS="${LLM_ALLOWED_HOSTS:-api.openai.com,api.anthropic.com,127.0.0.1}"
 export LLM_ALLOW_PRIVATE_NETWORKS="${LLM_ALLOW_PRIVATE_NETWORKS:-1}"
+
+banner="$(mktemp)"
+FAKE_LLM_PID=""
+cleanup() {
+  [ -n "${FAKE_LLM_PID}" ] && kill "${FAKE_LLM_PID}" 2>/dev/null
+  rm -f "${banner}" "${banner}.all"
+}
+trap cleanup EXIT
+
+echo "==> Preparing the demo database (db.sqlite3)..."
+.venv/bin/python manage.py migrate --noinput -v0
+echo "==> Loading the demo study..."
+.venv/bin/python manage.py load_demo --base-url "${BASE}" > "${banner}.all"
+sed '/HEART studio demo is ready/,$d' "${banner}.all"  # the import report, now
+sed -n '/HEART studio demo is ready/,$p' "${banner}.all" > "${banner}"  # the links, later
+echo "  Fake LLM server:  ${HEART_DEMO_LLM_URL} (demo endpoints demo-fake-*)" >> "${banner}"
 .venv/bin/python -m completions.llm.fake_server --port "${FAKE_LLM_PORT}" >/dev/null 2>&1 &
 FAKE_LLM_PID=$!
-trap 'kill "${FAKE_LLM_PID}" 2>/dev/null || true' EXIT
-.venv/bin/python manage.py migrate --noinput -v0
-.venv/bin/python manage.py load_demo --base-url "http://127.0.0.1:${PORT}"
-echo "  Fake LLM server:  ${HEART_DEMO_LLM_URL} (demo endpoints demo-fake-*)"
+
+# The links only once the server answers: a banner above a server that never came up would
+# send a newcomer to a closed port.
+(
+  if .venv/bin/python - "${BASE}/healthz" "${HEALTH_WAIT}" <<'PY'
+import sys
+import time
+import urllib.request
+
+url, deadline = sys.argv[1], time.monotonic() + float(sys.argv[2])
+while time.monotonic() < deadline:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            if response.status == 200:
+                sys.exit(0)
+    except OSError:
+        pass
+    time.sleep(0.5)
+sys.exit(1)
+PY
+  then
+    echo
+    cat "${banner}"
+    echo "Stop the demo with Ctrl-C."
+  else
+    echo "The demo server did not answer ${BASE}/healthz within ${HEALTH_WAIT} s: the messages" \
+      "above say why. Stop it with Ctrl-C." >&2
+  fi
+) &
+
+echo "==> Starting the server on ${BASE} (the links follow once it answers)..."
 .venv/bin/python manage.py runserver "127.0.0.1:${PORT}"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite. Uses PostgreSQL and Redis on 127.0.0.1 when they answer (CI requires
-# them: REQUIRE_SERVICES=1 turns a missing service into a failure instead of a skip).
+# The whole test suite (arguments go to pytest: `scripts/test.sh -m "not browser"`). Uses
+# PostgreSQL and Redis on 127.0.0.1 when they answer (CI requires them: REQUIRE_SERVICES=1 turns
+# a missing service into a failure instead of a skip). The tests that restart PostgreSQL or
+# stop Redis start throw-away servers of their own (tests/servers.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
@@ -16,10 +18,20 @@ PY
 if [ -z "${DATABASE_URL:-}" ] && answers 127.0.0.1 5432; then
   export DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres
 fi
+# This checkout's own test database (test_heart_<id>) and Redis db (1-15), both from a short hash
+# of its path (heart_site/settings_test.py): checkouts testing side by side on one server share
+# neither. TEST_DB_NAME and REDIS_URL choose others.
+read -r checkout_id redis_db < <(.venv/bin/python -c \
+  'from heart_site.settings_test import CHECKOUT_ID, TEST_REDIS_DB; print(CHECKOUT_ID, TEST_REDIS_DB)')
 if [ -z "${REDIS_URL:-}" ] && answers 127.0.0.1 6379; then
-  export REDIS_URL=redis://127.0.0.1:6379/15
+  export REDIS_URL="redis://127.0.0.1:6379/${redis_db}"
 fi
-echo "database: ${DATABASE_URL:-sqlite (embedded)}  broker: ${REDIS_URL:-none (eager)}"
+if [ -n "${DATABASE_URL:-}" ]; then
+  echo "database: ${DATABASE_URL} (tests in ${TEST_DB_NAME:-test_heart_${checkout_id}})"
+else
+  echo "database: SQLite (embedded)"
+fi
+echo "broker: ${REDIS_URL:-none (Celery runs tasks in-process)}"
 
 .venv/bin/ruff check .
 .venv/bin/python -m pytest "$@"

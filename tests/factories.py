@@ -24,6 +24,7 @@ class StudyFactory(factory.django.DjangoModelFactory):
 
     slug = factory.Sequence(lambda n: f"study-{n}")
     name = factory.LazyAttribute(lambda o: f"Study {o.slug}")
+    status = "open"  # test studies are judged at once; new studies start as drafts (tested)
 
 
 class DialogueContextFactory(factory.django.DjangoModelFactory):

@@ -7,7 +7,14 @@ Public services (keyword-only, transactional) are re-exported here:
 from __future__ import annotations
 
 from .assignments import assignment_keepalive, assignment_next
-from .common import HUMAN_STRENGTH_MAX, SCALE, AssignmentNotFound, SubmitResult
+from .common import (
+    HUMAN_STRENGTH_MAX,
+    LEASE_RAN_OUT,
+    PAIR_FULL,
+    SCALE,
+    AssignmentNotFound,
+    SubmitResult,
+)
 from .judgments import (
     axes_to_canonical,
     choice_to_verdict,
@@ -27,6 +34,8 @@ from .raters import (
 )
 
 __all__ = [
+    "LEASE_RAN_OUT",
+    "PAIR_FULL",
     "HUMAN_STRENGTH_MAX",
     "SCALE",
     "AssignmentNotFound",

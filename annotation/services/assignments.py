@@ -160,20 +160,32 @@ JOIN {completion} cb ON cb.id = p.completion_b_id
 WHERE p.id = %s {lock}
 """
 
+_LOCK_SQL = "SELECT id FROM {pair} WHERE id = %s FOR UPDATE"
+
 
 def _pair_locked_with_room(
     *, pair_id: int, now: datetime, exclude_assignment_id: int | None = None
 ) -> Pair | None:
-    """The pair (with what the judging page shows) if it has room, under its row lock."""
+    """The pair (with what the judging page shows) if it has room, under its row lock.
+
+    The lock is taken by a statement of its own and the places are counted by the next one:
+    in READ COMMITTED each statement reads the rows as they were when it began, so a count
+    made by the statement that waited for the lock would miss the lease that the holder of
+    the lock renewed or took meanwhile (two renewals 10 ms apart both saw the last place).
+    Renewals and late submits take this path; the claim of a new item has the same two steps
+    (its claim statement locks, `_LEASE_SQL` counts).
+    """
     sql = _ROOM_SQL.format(
         assignment=Assignment._meta.db_table,
         pair=Pair._meta.db_table,
         context=DialogueContext._meta.db_table,
         completion=Completion._meta.db_table,
-        lock="FOR UPDATE OF p" if connection.features.has_select_for_update else "",
+        lock="",
     )
     params = [connection.ops.adapt_datetimefield_value(now), exclude_assignment_id or 0, pair_id]
     with hot_cursor() as cursor:
+        if connection.features.has_select_for_update:
+            cursor.execute(_LOCK_SQL.format(pair=Pair._meta.db_table), [pair_id])
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None or row[0] + row[2] >= row[1]:

@@ -32,14 +32,20 @@ class _Unread:
 UNREAD = _Unread()
 
 
+# Why an answer was refused (`SubmitResult.refusal`), so the rater is told the true reason.
+LEASE_RAN_OUT = "lease-ran-out"  # the reservation had run out and others completed the item
+PAIR_FULL = "pair-full"  # the item had all its answers although the reservation still ran
+
+
 @dataclass(frozen=True)
 class SubmitResult:
-    """`judgment` is None when a late submit was refused (its pair filled up meanwhile)."""
+    """`judgment` is None when an answer was refused; `refusal` says why (see above)."""
 
     judgment: Judgment | None
     created: bool
     queue: QueueState | None = None  # the rater's queue after this submit, when already read
     candidate: int | None | _Unread = UNREAD  # the next pair's claim, when already run
+    refusal: str = ""
 
     @property
     def refused(self) -> bool:

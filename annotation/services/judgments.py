@@ -20,6 +20,8 @@ from .assignments import (
 )
 from .common import (
     HUMAN_STRENGTH_MAX,
+    LEASE_RAN_OUT,
+    PAIR_FULL,
     UNREAD,
     AssignmentNotFound,
     SubmitResult,
@@ -147,7 +149,10 @@ def _judgment_submit(
         Assignment.objects.filter(pk=assignment.pk).update(
             status=Assignment.Status.EXPIRED, submitted_at=None
         )
-        return SubmitResult(judgment=None, created=False)
+        ran_out = _lease_ran_out(assignment=assignment, now=now)
+        return SubmitResult(
+            judgment=None, created=False, refusal=LEASE_RAN_OUT if ran_out else PAIR_FULL
+        )
     judgment = _judgment_create(
         rater=rater,
         assignment=assignment,
@@ -250,16 +255,20 @@ def _submit_in_one_statement(
     if claimed is None:  # a replay or a second tab: the first answer stands
         stored = Judgment.objects.filter(assignment_id=assignment.pk).first()
         return SubmitResult(judgment=stored, created=False)
-    if inserted is None:  # claimed but the pair was full (others filled it): as a late submit
+    if inserted is None:  # claimed, but the pair was full although this lease still ran
         Assignment.objects.filter(pk=assignment.pk).update(
             status=Assignment.Status.EXPIRED, submitted_at=None
         )
-        return SubmitResult(judgment=None, created=False)
+        return SubmitResult(judgment=None, created=False, refusal=PAIR_FULL)
     judgment.pk = inserted
     mark_saved(judgment)
     queue = queue_state_from_counts(real + 1, checks, leased_id)  # + the judgment just stored
     following = candidate[0] if candidate else UNREAD
     return SubmitResult(judgment=judgment, created=True, queue=queue, candidate=following)
+
+
+def _lease_ran_out(*, assignment: Assignment, now: datetime) -> bool:
+    return assignment.status == Assignment.Status.EXPIRED or assignment.lease_expires_at <= now
 
 
 def _count_pair_judgment(*, assignment: Assignment, now: datetime) -> bool:
@@ -268,7 +277,7 @@ def _count_pair_judgment(*, assignment: Assignment, now: datetime) -> bool:
     Room is only in doubt for a late submit on an expired lease: a running lease already
     holds one of the pair's free places.
     """
-    expired = assignment.status == Assignment.Status.EXPIRED or assignment.lease_expires_at <= now
+    expired = _lease_ran_out(assignment=assignment, now=now)
     if expired and not _pair_has_room(
         pair_id=assignment.pair_id, now=now, exclude_assignment_id=assignment.pk
     ):

@@ -111,6 +111,24 @@ class EndpointForm(forms.ModelForm):
         return {"name": data["name"], "study": self.owner(), "api_key": key, **fields}
 
 
+# The run kinds each launch field belongs to; the page shows a field only for its kinds (every
+# field without JavaScript, each label saying which runs it is for).
+FIELD_KINDS = {
+    "batch": ("generate", "judge", "label"),
+    "profile": ("adversarial",),
+    "contexts": ("adversarial",),
+}
+# What the endpoints are for, by run kind (shown beside the endpoint list).
+ENDPOINT_HINTS = {
+    "generate": "One model per endpoint: each writes a reply to every context, as a system "
+    "named after the endpoint.",
+    "judge": "The judges: each compares every pair in both orders (pairs holding a reply of "
+    "the judge's own family are skipped).",
+    "label": "One classifier endpoint: it labels every reply with the strategies it uses.",
+    "adversarial": "One endpoint: it rewrites seeker turns to follow the escalation profile.",
+}
+
+
 class RunLaunchForm(forms.Form):
     kind = forms.ChoiceField(label="Run", choices=[])
     endpoints = forms.ModelMultipleChoiceField(
@@ -136,6 +154,13 @@ class RunLaunchForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["kind"].choices = [(k, v) for k, v in LAUNCHABLE.items() if k in KINDS]
         self.fields["endpoints"].queryset = endpoints  # the study's own and the shared ones
+
+    def fields_by_kind(self) -> list[tuple[forms.BoundField, str]]:
+        """Each field with the run kinds it is for ("" when it is for every kind)."""
+        return [(self[name], " ".join(FIELD_KINDS.get(name, ()))) for name in self.fields]
+
+    def endpoint_hints(self) -> list[tuple[str, str]]:
+        return [(kind, hint) for kind, hint in ENDPOINT_HINTS.items() if kind in KINDS]
 
     def clean(self) -> dict:
         data = super().clean()

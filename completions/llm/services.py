@@ -31,6 +31,9 @@ ENDPOINT_FIELDS = (
 )
 
 
+RUN_TASK = "completions.llm.tasks.llm_run_execute"
+
+
 class EndpointError(ValueError):
     """Bad endpoint settings: the message says which and why (`field`: the form field)."""
 
@@ -224,16 +227,17 @@ def runs_execute_inline() -> bool:
 def run_dispatch(*, run_id: int) -> None:
     """Queue the run on the `llm` queue; in the embedded default (eager Celery) run it on a
     background thread so that the page that launched it can show its progress."""
-    from .tasks import llm_run_execute
+    from heart_site.enqueue import enqueue
 
     eager = getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False)
     if eager and getattr(settings, "LLM_EAGER_THREAD", True):
         threading.Thread(target=_execute_in_thread, args=(run_id,), daemon=True).start()
     else:
         # Several executors may share a run (each takes its share of the endpoint's slots),
-        # so one run's client-side CPU spreads over the worker's processes.
+        # so one run's client-side CPU spreads over the worker's processes. With the broker
+        # down the outbox keeps them (the run stays "running" and starts once it is back).
         for _ in range(max(1, int(getattr(settings, "LLM_EXECUTORS_PER_RUN", 1)))):
-            llm_run_execute.delay(run_id)
+            enqueue(RUN_TASK, run_id)
 
 
 def _execute_in_thread(run_id: int) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from celery import shared_task
 from celery.signals import worker_ready
 
+from heart_site.enqueue import enqueue
+
 from . import services
 from .executor import run_execute
 
@@ -13,7 +15,7 @@ from .executor import run_execute
 def llm_run_execute(run_id: int) -> str:
     outcome = run_execute(run_id)
     if outcome == "sliced":
-        llm_run_execute.delay(run_id)  # a fresh task for the next slice: none runs for hours
+        enqueue(services.RUN_TASK, run_id)  # a fresh task for the next slice: none runs for hours
     return outcome
 
 
@@ -26,4 +28,4 @@ def llm_runs_resume() -> list[int]:
 def _resume_after_restart(sender=None, **kwargs) -> None:
     """A worker that (re)starts picks up running runs whose executor may have died with it
     (queued on the LLM queue: a refit-only worker just passes it on)."""
-    llm_runs_resume.delay()
+    enqueue("completions.llm.tasks.llm_runs_resume")

@@ -112,6 +112,7 @@ def run_page(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     context = {
         "study": run.study,
         "run": run,
+        "texts": _generated(run),
         "counts": selectors.run_counts(run),
         "failures": failures.get_page(request.GET.get("page")),
         "key_problems": [p for e in run.endpoints.all() if (p := services.endpoint_key_problem(e))],
@@ -120,6 +121,24 @@ def run_page(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     }
     fragment = request.htmx and not request.htmx.history_restore_request
     return render(request, "llm/run.html#progress" if fragment else "llm/run.html", context)
+
+
+TEXTS_SHOWN = 20
+
+
+def _generated(run: Run) -> dict | None:
+    """A finished generate run's replies: how many, the first few, and whether pairs exist."""
+    if run.kind != "generate" or run.status != RunStatus.FINISHED:
+        return None
+    from annotation.models import Pair
+    from completions.generation import generated_completions
+
+    texts = generated_completions(run)
+    return {
+        "n": texts.count(),
+        "first": list(texts[:TEXTS_SHOWN]),
+        "study_has_pairs": Pair.objects.filter(study=run.study).exists(),
+    }
 
 
 @require_GET

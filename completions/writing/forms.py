@@ -22,37 +22,90 @@ class ConsentForm(forms.Form):
     )
 
 
+# The writer settings in the groups the Writers page shows; every word limit is here, once.
+SETTINGS_GROUPS = {
+    "Entry": ["enabled", "entry", "prolific_redirect_url"],
+    "Reply length: refused outside these": ["min_words", "max_words", "max_chars"],
+    "Reply length: suggested (a gentle note, never a refusal)": [
+        "band_min_words",
+        "band_max_words",
+        "band_min_sentences",
+        "band_max_sentences",
+    ],
+    "Work": ["contexts_per_writer", "lease_seconds", "block_paste"],
+    "What writers read": ["instructions", "consent_text"],
+}
+
+
 class WritingSettingsForm(forms.ModelForm):
     class Meta:
         model = WritingSettings
-        fields = [
-            "enabled",
-            "entry",
-            "block_paste",
-            "band_min_words",
-            "band_max_words",
-            "band_min_sentences",
-            "band_max_sentences",
-            "min_words",
-            "max_words",
-            "max_chars",
-            "lease_seconds",
-            "contexts_per_writer",
-            "prolific_redirect_url",
-            "instructions",
-            "consent_text",
-        ]
+        fields = [name for names in SETTINGS_GROUPS.values() for name in names]
         widgets = {
-            "instructions": forms.Textarea(attrs={"rows": 6}),
+            "instructions": forms.Textarea(attrs={"rows": 8}),
             "consent_text": forms.Textarea(attrs={"rows": 4}),
         }
+        labels = {
+            "enabled": "Writing is on",
+            "entry": "How writers enter",
+            "prolific_redirect_url": "Prolific completion URL",
+            "min_words": "Fewest words",
+            "max_words": "Most words",
+            "max_chars": "Most characters",
+            "band_min_words": "Suggested fewest words",
+            "band_max_words": "Suggested most words",
+            "band_min_sentences": "Suggested fewest sentences",
+            "band_max_sentences": "Suggested most sentences",
+            "contexts_per_writer": "Contexts per writer",
+            "lease_seconds": "Seconds a context stays reserved",
+            "block_paste": "Switch pasting off in the reply box",
+            "instructions": "Instructions",
+            "consent_text": "Consent text",
+        }
+        help_texts = {
+            "enabled": "Writer links accept writers, and contexts can be opened for writing, "
+            "only while this is on.",
+            "prolific_redirect_url": "Where writers from Prolific are sent when they finish, "
+            "with the completion code.",
+            "max_words": "A reply with more words is refused (the writer keeps the draft).",
+            "band_max_words": "Above this, the page shows a gentle note (the paper: about 40).",
+            "instructions": "Markdown: a blank line between paragraphs, “- ” starts a bullet, "
+            "**bold**, *italic*. Blank: the default instructions (shown below).",
+            "consent_text": "Blank: the default consent text.",
+        }
+
+    def groups(self) -> list[tuple[str, list]]:
+        return [(title, [self[name] for name in names]) for title, names in SETTINGS_GROUPS.items()]
 
     def clean(self):
         data = super().clean()
-        low, high = data.get("min_words"), data.get("max_words")
-        if low is not None and high is not None and low > high:
-            self.add_error("max_words", "The maximum must be at least the minimum.")
+        for low, high, on, message in ORDER_RULES:
+            a, b = data.get(low), data.get(high)
+            if a is not None and b is not None and a > b and on not in self.errors:
+                self.add_error(on, message)
         return data
+
+
+# (smaller, larger, the field that gets the message, the message): the limits must nest.
+ORDER_RULES = [
+    ("min_words", "max_words", "max_words", "The most words must be at least the fewest."),
+    (
+        "band_min_words", "band_max_words", "band_max_words",
+        "The suggested most words must be at least the suggested fewest.",
+    ),
+    (
+        "band_min_sentences", "band_max_sentences", "band_max_sentences",
+        "The suggested most sentences must be at least the suggested fewest.",
+    ),
+    (
+        "band_max_words", "max_words", "band_max_words",
+        "The suggested most words cannot be above the most words a reply may have.",
+    ),
+    (
+        "min_words", "band_min_words", "band_min_words",
+        "The suggested fewest words cannot be below the fewest words a reply must have.",
+    ),
+]  # fmt: skip
 
 
 class RejectForm(forms.Form):

@@ -89,6 +89,13 @@ class WritingSettings(models.Model):
         return self.instructions or DEFAULT_INSTRUCTIONS
 
     @property
+    def instructions_html(self) -> str:
+        """The instructions (Markdown) as sanitised HTML for the writer's pages."""
+        from .markdown import markdown_html
+
+        return markdown_html(self.instructions_text)
+
+    @property
     def consent(self) -> str:
         return self.consent_text or DEFAULT_CONSENT
 

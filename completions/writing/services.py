@@ -39,11 +39,8 @@ HUMAN_FAMILY = "human"
 
 
 def writing_settings(study: Study) -> WritingSettings:
-    """The study's writer settings, created with the defaults on first use (the band's upper
-    word count starts from the study's `writer_max_words`)."""
-    found, _ = WritingSettings.objects.get_or_create(
-        study=study, defaults={"band_max_words": study.writer_max_words}
-    )
+    """The study's writer settings, created with the defaults on first use."""
+    found, _ = WritingSettings.objects.get_or_create(study=study)
     return found
 
 
@@ -59,8 +56,20 @@ def writing_limits(ws: WritingSettings) -> Limits:
     )
 
 
+class WritingOff(Exception):
+    """Contexts open for writing only while writing is on; the message says what to do."""
+
+
 def writing_contexts_open(*, study: Study, limit: int | None = None) -> int:
-    """Open the study's not-yet-open contexts for writing (the first `limit` by id)."""
+    """Open the study's not-yet-open contexts for writing (the first `limit` by id).
+
+    Refused while writing is off: contexts opened then would wait for writers who cannot come,
+    and the page would say they are open."""
+    if not writing_settings(study).enabled:
+        raise WritingOff(
+            "Writing is off for this study, so no context was opened. Switch “Writing is on” "
+            "in the writer settings first."
+        )
     todo = DialogueContext.objects.filter(study=study, writing__isnull=True).order_by("id")
     if limit is not None:
         todo = todo[:limit]
@@ -194,7 +203,8 @@ def writing_next(*, writer: Writer, now: datetime | None = None) -> Writing | No
             return current
         study = writer.study
         ws = writing_settings(study)
-        if not (study.is_open and ws.enabled) or not writer_quota_left(writer=writer, ws=ws):
+        open_to_writers = study.accepts_writers and ws.enabled
+        if not open_to_writers or not writer_quota_left(writer=writer, ws=ws):
             return None
         return _claim(writer=writer, now=now, ws=ws)
 
@@ -264,6 +274,15 @@ def _claim(*, writer: Writer, now: datetime, ws: WritingSettings) -> Writing | N
     return None
 
 
+# A writer's text longer than this is refused whole (never stored, never sent back): no reply
+# of 1-3 sentences comes near it, so only a script or a paste of something else does.
+DRAFT_MAX_CHARS = 20_000
+
+
+def too_long_message(text: str, limit: int) -> str:
+    return f"Your reply is {len(text):,} characters long; the limit is {limit:,}. It was not saved."
+
+
 @transaction.atomic
 def writing_draft_save(*, writing: Writing, text: str, now: datetime | None = None) -> bool:
     """Store the draft text and renew the lease; False when the draft is no longer open."""
@@ -272,11 +291,15 @@ def writing_draft_save(*, writing: Writing, text: str, now: datetime | None = No
     if writing.status != Writing.Status.DRAFT:
         return False
     if writing.lease_expires_at <= now and not _lease_renew(writing=writing, now=now):
-        Writing.objects.filter(pk=writing.pk).update(text=text[:20000], draft_saved_at=now)
+        Writing.objects.filter(pk=writing.pk).update(
+            text=text[:DRAFT_MAX_CHARS], draft_saved_at=now
+        )
         return False
     lease = writing_settings(writing.writer.study).lease_seconds
     Writing.objects.filter(pk=writing.pk).update(
-        text=text[:20000], draft_saved_at=now, lease_expires_at=now + timedelta(seconds=lease)
+        text=text[:DRAFT_MAX_CHARS],
+        draft_saved_at=now,
+        lease_expires_at=now + timedelta(seconds=lease),
     )
     return True
 

@@ -25,7 +25,9 @@ from .forms import BEHAVIOUR_FIELDS, ConsentForm
 from .models import BEHAVIOUR_NOTICE, Writer, Writing, WritingSettings
 from .selectors import writer_progress
 from .services import (
+    DRAFT_MAX_CHARS,
     ProlificWriterMismatch,
+    too_long_message,
     writer_consent,
     writer_enter,
     writer_finish,
@@ -171,6 +173,10 @@ def save(request: HttpRequest, token: str) -> JsonResponse:
     """Autosave of the draft (fetch from writer.js); renews the lease."""
     writing = access_writing_for_writer(request, token)
     text = request.POST.get("text", "")
+    if len(text) > DRAFT_MAX_CHARS:  # refused whole, and not sent back
+        return JsonResponse(
+            {"saved": False, "error": too_long_message(text, DRAFT_MAX_CHARS)}, status=400
+        )
     saved = writing_draft_save(writing=writing, text=text)
     return JsonResponse(
         {"saved": saved, "at": timezone.now().strftime("%H:%M:%S")}, status=200 if saved else 409
@@ -184,6 +190,13 @@ def submit(request: HttpRequest, token: str) -> HttpResponse:
     writer = writing.writer
     ws = writing_settings(writer.study)
     text = request.POST.get("text", "")
+    if len(text) > DRAFT_MAX_CHARS:  # refused whole: only the limit's worth is shown again
+        limit = writing_limits(ws).max_chars
+        return _render_write(
+            request, writer, ws, writing, text=text[:limit],
+            errors=[too_long_message(text, limit) + f" Only its first {limit:,} are shown."],
+            status=422,
+        )  # fmt: skip
     if request.POST.get("pause"):
         writing_draft_save(writing=writing, text=text)
         messages.info(request, "Your draft is saved; it will be waiting for you.")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from drf_spectacular.utils import extend_schema
@@ -16,6 +18,7 @@ from annotation.judgment_sources import SOURCE_FORMATS, parse_mapping
 from completions.esconv import EsconvFormatError
 from completions.importers import ImportFileError
 from completions.services import completions_import, contexts_import
+from heart_site.studio.services import without_server_paths
 
 from .base import StudyAdminApi
 
@@ -74,19 +77,40 @@ class ImportCreate(StudyAdminApi):
         data = form.validated_data
         try:
             mapping = parse_mapping([data["map"]] if data.get("map") else None)
-            with tempfile.TemporaryDirectory() as folder:
-                path = Path(folder) / "upload"
-                with open(path, "wb") as fh:
-                    for block in data["file"].chunks():
-                        fh.write(block)
-                report = _run(study, data["kind"], path, data["format"], mapping)
-        except (ImportFileError, EsconvFormatError) as exc:
-            return Response(
-                {"detail": f"import refused, nothing changed: {exc}"},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
+            with _on_disk(data["file"]) as path:
+                try:
+                    report = _run(study, data["kind"], path, data["format"], mapping)
+                except (ImportFileError, EsconvFormatError) as exc:
+                    reason = without_server_paths(str(exc), path=path, folder=str(path.parent))
+                    raise ImportFileError(reason) from exc
+        except (ImportFileError, EsconvFormatError, ValueError, UnicodeDecodeError) as exc:
+            return _refused(exc)
+        except RecursionError:
+            return _refused("the file is nested too deep to read")
         body = {"kind": data["kind"], "report": dict(vars(report)), "lines": report.lines()}
         return Response(body, status=status.HTTP_201_CREATED)
+
+
+@contextmanager
+def _on_disk(upload) -> Iterator[Path]:
+    """The upload as a file on disk: Django already streamed a large one to a temporary file
+    (read from there line by line); a small one held in memory is written out."""
+    if hasattr(upload, "temporary_file_path"):
+        yield Path(upload.temporary_file_path())
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "upload"
+        with open(path, "wb") as fh:
+            for block in upload.chunks():
+                fh.write(block)
+        yield path
+
+
+def _refused(reason) -> Response:
+    return Response(
+        {"detail": f"import refused, nothing changed: {reason}"},
+        status=status.HTTP_400_BAD_REQUEST,
+    )
 
 
 def _run(study, kind: str, path: Path, fmt: str, mapping: dict):

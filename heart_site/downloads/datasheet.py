@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from django.db.models import Count, Max, Min, Q
+from django.db.models import Count, Exists, Max, Min, OuterRef, Q
 
 from annotation.models import Judgment, Pair, Rater
 from completions.models import Completion, Study
@@ -48,7 +48,7 @@ def _judges(study: Study) -> list[str]:
     return lines
 
 
-def render(study: Study, *, generated_at: str) -> str:
+def render(study: Study, *, generated_at: str, screen=None) -> str:
     judgments = Judgment.objects.filter(study=study)
     counts = judgments.aggregate(
         human=Count("id", filter=Q(judge_kind="human")),
@@ -59,7 +59,12 @@ def render(study: Study, *, generated_at: str) -> str:
         last=Max("submitted_at"),
     )
     completions = Completion.objects.filter(context__study=study)
-    systems = study.systems.values("kind").annotate(n=Count("id")).order_by("kind")
+    # A system is counted once it has a reply in the bundle: a writer who entered and wrote
+    # nothing (or whose texts were all rejected) is a system row of the platform, not of the data.
+    with_replies = Exists(Completion.objects.filter(system=OuterRef("pk")))
+    systems = (
+        study.systems.filter(with_replies).values("kind").annotate(n=Count("id")).order_by("kind")
+    )
     lines = [
         f"# Datasheet: {study.name} (`{study.slug}`)",
         "",
@@ -73,7 +78,8 @@ def render(study: Study, *, generated_at: str) -> str:
         "| completions.jsonl | final supporter turns (completions format; text null = unknown) |",
         "| judgments.jsonl | every verdict (judgments format; raters as pseudonyms) |",
         "| llm_judgments.jsonl | LLM judges' prompt hashes and raw replies |",
-        "| llm_prompts.json | judge template and supporter prompts (versions), LLM runs |",
+        "| llm_prompts.json | judge templates (current; each one the verdicts used), supporter "
+        "prompts (versions), LLM runs |",
         "| rubric.json | the HEART rubric (paper Table 2) and the strategy taxonomy |",
         "| study.json | the study's settings |",
         "| leaderboard.json, agreement.json | the results as the platform computed them |",
@@ -84,7 +90,8 @@ def render(study: Study, *, generated_at: str) -> str:
         "",
         f"- contexts: {study.contexts.count()} "
         f"(adversarial: {study.contexts.filter(adversarial=True).count()})",
-        "- systems: " + ", ".join(f"{s['kind']} {s['n']}" for s in systems),
+        "- systems with replies: "
+        + (", ".join(f"{s['kind']} {s['n']}" for s in systems) or "none"),
         f"- completions: {completions.count()} "
         f"(text unknown: {completions.filter(text_unknown=True).count()})",
         f"- pairs: {Pair.objects.filter(study=study).count()}",
@@ -113,5 +120,29 @@ def render(study: Study, *, generated_at: str) -> str:
         "",
         *_exclusions(study),
         "",
+        "## Personal data",
+        "",
+        *_screen_lines(screen),
+        "",
     ]
     return "\n".join(lines)
+
+
+def _screen_lines(screen) -> list[str]:
+    """What the personal-data screen looked at and what it held (heart_site/downloads/screening)."""
+    if screen is None:
+        return ["Writer texts and rater rationales were not screened for this file."]
+    held = screen.decisions
+    return [
+        f"Screened before this release: {screen.writer_texts} writer text(s) and "
+        f"{screen.rationales} rater rationale(s), for e-mail addresses, phone numbers, web "
+        "addresses and street addresses (the same screen as the contexts at import).",
+        "",
+        f"- flagged and held: {screen.held}",
+        f"- released by a study admin after review: {held.get('release', 0)}",
+        f"- kept out by a study admin: {held.get('keep_out', 0)}",
+        f"- waiting for review, kept out of this bundle: {held.get('pending', 0)}",
+        "",
+        "A text kept out is null in completions.jsonl (with `withheld: true`) and in "
+        "judgments.jsonl (`completion_a`, `completion_b` or `rationale`); its judgments stay.",
+    ]

@@ -1,11 +1,12 @@
 """The release bundle of a study (paper 9.13): a zip anyone can check and recompute.
 
 Contents: contexts, completions and judgments (JSON Lines, the contract formats; raters as
-pseudonyms), the LLM judges' prompt hashes and raw replies, the prompts with their versions and
-the LLM runs (endpoints, models, parameters, tokens, cost), the rubric (paper Table 2) and the
-strategy taxonomy, the study settings, the leaderboard and agreement as the platform computed
-them, a datasheet, `recompute_leaderboard.py` with the project's `ranking/bradley_terry.py` beside
-it (so the bundle alone recomputes the Elo), and `SHA256SUMS` over every other file
+pseudonyms; writer texts and rationales that the personal-data screen holds are null there),
+the LLM judges' prompt hashes and raw replies, the prompts with their versions and the LLM runs
+(endpoints, models, parameters, tokens, cost), the rubric (paper Table 2) and the strategy
+taxonomy, the study settings, the leaderboard and agreement as the platform computed them, a
+datasheet, `recompute_leaderboard.py` with the project's `ranking/bradley_terry.py` beside it
+(so the bundle alone recomputes the Elo), and `SHA256SUMS` over every other file
 (`sha256sum -c SHA256SUMS` works).
 """
 
@@ -24,14 +25,15 @@ from typing import IO, Any
 from django.conf import settings
 from django.utils import timezone
 
-from annotation.judgment_export import judgments_stream
+from annotation.judgment_export import contract_row, export_values, judgments_stream
 from annotation.models import AXES, AXIS_NAMES, JudgeKind, Judgment
 from annotation.quality import RUBRIC
-from completions.exports import completion_rows, context_rows
+from completions.exports import completion_row, completion_values, context_rows
 from completions.models import Study
 from ranking import analysis, services
 
 from . import datasheet
+from .screening import ScreenSummary, release_screen
 
 SUMS = "SHA256SUMS"
 SCRIPT = "recompute_leaderboard.py"
@@ -106,17 +108,24 @@ def llm_judge_rows(study: Study) -> Iterator[dict[str, Any]]:
 def llm_prompts(study: Study) -> dict[str, Any]:
     """The prompts and their versions: the judge template, the study's supporter prompts, and
     every LLM run with its endpoints (provider, model, family; never a key)."""
-    from annotation import llm_judge
+    from annotation import judge_prompt
     from completions.llm.models import Run
     from completions.models import SupporterPrompt
 
+    def template(version: str) -> dict[str, str]:
+        t = judge_prompt.TEMPLATES[version]
+        return {"version": t.version, "system": t.system, "user": t.user, "sha256": t.sha256}
+
+    # Each template the study's verdicts were made with (they store its version), readable.
+    used = set(
+        Judgment.objects.filter(study=study, judge_kind=JudgeKind.LLM)
+        .values_list("metadata__template", flat=True)
+        .distinct()
+    )
     runs = Run.objects.filter(study=study).prefetch_related("endpoints").order_by("id")
     return {
-        "judge_template": {
-            "version": llm_judge.TEMPLATE_VERSION,
-            "system": llm_judge.SYSTEM_TEMPLATE,
-            "user": llm_judge.USER_TEMPLATE,
-        },
+        "judge_template": template(judge_prompt.CURRENT.version),
+        "judge_templates_used": [template(v) for v in sorted(used) if v in judge_prompt.TEMPLATES],
         "supporter_prompts": list(
             SupporterPrompt.objects.filter(study=study)
             .order_by("version")
@@ -152,14 +161,49 @@ def rubric() -> dict[str, Any]:
     }
 
 
-def _files(study: Study, *, generated_at: str) -> list[tuple[str, Iterable[bytes]]]:
+def screened_completion_rows(study: Study, screen: ScreenSummary) -> Iterator[dict[str, Any]]:
+    """Completions; a writer text the screen holds has a null text and `"withheld": true`."""
+    for row in completion_values(study).order_by("id").iterator(chunk_size=2000):
+        out = completion_row(row)
+        if row["id"] in screen.withheld_completions:
+            out["text"], out["withheld"] = None, True
+        yield out
+
+
+def screened_judgment_blocks(study: Study, screen: ScreenSummary) -> Iterator[bytes]:
+    """judgments.jsonl; held writer texts and rationales are null (everything else as exported)."""
+    if not (screen.withheld_texts or screen.withheld_judgments):
+        yield from judgments_stream(study=study, fmt="jsonl")
+        return
+    queryset = Judgment.objects.filter(study=study).order_by("id")
+    rows = []
+    for row in export_values(queryset).iterator(chunk_size=5000):
+        judgment_id = row["id"]
+        out = contract_row(row)
+        if judgment_id in screen.withheld_judgments:
+            out["rationale"] = None
+        for side in ("completion_a", "completion_b"):
+            if out[side] in screen.withheld_texts:
+                out[side] = None
+        moment = out["submitted_at"]
+        rows.append({**out, "submitted_at": moment.isoformat() if moment else None})
+        if len(rows) == 5000:
+            yield from _jsonl(rows)
+            rows = []
+    yield from _jsonl(rows)
+
+
+def _files(
+    study: Study, *, generated_at: str, screen: ScreenSummary
+) -> list[tuple[str, Iterable[bytes]]]:
     base = Path(settings.BASE_DIR)
+    sheet = datasheet.render(study, generated_at=generated_at, screen=screen)
     return [
-        ("DATASHEET.md", [datasheet.render(study, generated_at=generated_at).encode("utf-8")]),
+        ("DATASHEET.md", [sheet.encode("utf-8")]),
         ("study.json", _json(study_settings(study))),
         ("contexts.jsonl", _jsonl(context_rows(study))),
-        ("completions.jsonl", _jsonl(completion_rows(study))),
-        ("judgments.jsonl", judgments_stream(study=study, fmt="jsonl")),
+        ("completions.jsonl", _jsonl(screened_completion_rows(study, screen))),
+        ("judgments.jsonl", screened_judgment_blocks(study, screen)),
         ("llm_judgments.jsonl", _jsonl(llm_judge_rows(study))),
         ("llm_prompts.json", _json(llm_prompts(study))),
         ("rubric.json", _json(rubric())),
@@ -174,10 +218,11 @@ def _files(study: Study, *, generated_at: str) -> list[tuple[str, Iterable[bytes
 def release_build(*, study: Study, out: str | Path | IO[bytes]) -> dict[str, str]:
     """Write the bundle (streamed file by file); returns {file name: sha256}."""
     generated_at = timezone.now().isoformat(timespec="seconds")
+    screen = release_screen(study=study)  # personal data in writer texts and rationales: held
     sums: dict[str, str] = {}
     folder = f"{study.slug}-release"
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
-        for name, blocks in _files(study, generated_at=generated_at):
+        for name, blocks in _files(study, generated_at=generated_at, screen=screen):
             digest = hashlib.sha256()
             with bundle.open(f"{folder}/{name}", "w", force_zip64=True) as fh:
                 for block in blocks:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import tempfile
 
+from django.contrib import messages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from completions.access import access_study_for_admin, study_admin_required
+from heart_site.models import ReleaseHold
 
 from .release import release_build
+from .screening import release_hold_decide, release_holds_for_review, release_screen
 from .streams import DOWNLOADS
 
 
@@ -25,9 +28,38 @@ def _private(response: HttpResponse, filename: str) -> HttpResponse:
 @study_admin_required
 def downloads_page(request: HttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
-    return render(
-        request, "studio/downloads.html", {"study": study, "downloads": DOWNLOADS.values()}
+    context = {
+        "study": study,
+        "downloads": DOWNLOADS.values(),
+        "holds": release_holds_for_review(study),
+    }
+    return render(request, "studio/downloads.html", context)
+
+
+@require_POST
+@study_admin_required
+def release_screen_run(request: HttpRequest, slug: str) -> HttpResponse:
+    """Screen the writer texts and rationales now, so the admin can review before building."""
+    study = access_study_for_admin(request.user, slug)
+    summary = release_screen(study=study)
+    messages.info(
+        request,
+        f"Screened {summary.writer_texts} writer text(s) and {summary.rationales} rationale(s); "
+        f"{summary.decisions.get('pending', 0)} wait for your review below.",
     )
+    return redirect("downloads:page", slug=study.slug)
+
+
+@require_POST
+@study_admin_required
+def release_hold(request: HttpRequest, slug: str, pk: int, action: str) -> HttpResponse:
+    """Release a held text into the bundles, or keep it out."""
+    study = access_study_for_admin(request.user, slug)
+    hold = get_object_or_404(ReleaseHold, pk=pk, study=study)
+    if action not in ("release", "keep-out"):
+        raise Http404("No such decision.")
+    release_hold_decide(hold=hold, release=action == "release", user=request.user)
+    return redirect("downloads:page", slug=study.slug)
 
 
 @require_GET

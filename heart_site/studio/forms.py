@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from completions.models import Study
+from heart_site.material_formats import HEAD_BYTES, KIND_WORDS, Detection, detect_kind
 from heart_site.models import ImportKind
 
 from .services import MAX_UPLOAD_BYTES
@@ -30,7 +31,7 @@ GROUPS = {
         "consent_text",
         "instructions",
     ],
-    "Writers": ["writers_per_context", "writer_max_words"],
+    "Writers": ["writers_per_context"],
     "Quality control": ["quality_check_rate"],
     "Pair design": ["pair_design", "pairs_per_context", "pair_seed"],
 }
@@ -50,6 +51,8 @@ class StudyForm(forms.ModelForm):
             "prolific_redirect_url": "Prolific's completion URL; raters are sent there at the "
             "end with the completion code.",
             "pairs_per_context": "Balanced design only: pairs per context.",
+            "writers_per_context": "Distinct writers who write a reply to each context. Word "
+            "limits, instructions and the writer link are on the study's Writers page.",
         }
 
     def groups(self) -> list[tuple[str, list]]:
@@ -75,12 +78,29 @@ class StudyEditForm(StudyForm):
         ]
 
 
+DETECT = "detect"
+
+
 class UploadForm(forms.Form):
-    kind = forms.ChoiceField(label="What the file holds", choices=ImportKind.choices)
+    """A material file and what it holds: recognised from its content unless the admin says.
+
+    `cleaned_data["kind"]` is the kind to import as; `detection` says what the file looks like.
+    A file that looks like another kind than the one chosen is refused before anything is
+    stored, with both named (importing it would only fail later, less clearly).
+    """
+
+    kind = forms.ChoiceField(
+        label="What the file holds",
+        choices=[(DETECT, "Recognise it from the file (recommended)"), *ImportKind.choices],
+        initial=DETECT,
+    )
     file = forms.FileField(
         label="File to upload",
-        help_text="ESConv JSON, or JSON Lines in the formats the README describes.",
+        help_text="ESConv JSON, or JSON Lines of contexts, completions or judgments: see the "
+        "examples and JSON Schemas below.",
     )
+
+    detection: Detection | None = None
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
@@ -89,7 +109,32 @@ class UploadForm(forms.Form):
                 f"The file is {upload.size / 1e6:.0f} MB; the limit is "
                 f"{MAX_UPLOAD_BYTES / 1e6:.0f} MB. Use the import commands for larger files."
             )
+        upload.seek(0)
+        self.detection = detect_kind(upload.read(HEAD_BYTES))
+        upload.seek(0)
         return upload
+
+    def clean(self):
+        data = super().clean()
+        chosen, found = data.get("kind"), self.detection
+        if chosen is None or found is None:
+            return data
+        if chosen == DETECT and found.kind is None:
+            self.add_error(
+                "file",
+                f"{data['file'].name}: we cannot tell what this file holds: {found.description}. "
+                "Choose what it holds above, or compare it with the examples below.",
+            )
+        elif chosen == DETECT:
+            data["kind"] = found.kind
+        elif found.kind is not None and found.kind != chosen:
+            self.add_error(
+                "kind",
+                f"You chose {KIND_WORDS[chosen]}, but {data['file'].name} looks like "
+                f"{found.words} ({found.description}). Choose that (or “Recognise it from the "
+                "file”) and upload it again.",
+            )
+        return data
 
 
 class PairDesignForm(forms.Form):

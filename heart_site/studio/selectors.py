@@ -5,13 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 
 from annotation.models import Judgment, Pair, Rater
 from annotation.selectors import rater_stats
 from completions.llm.models import Run
-from completions.models import Completion, DialogueContext, Study, System, SystemKind
+from completions.models import (
+    Completion,
+    DialogueContext,
+    Study,
+    StudyStatus,
+    System,
+    SystemKind,
+)
 from completions.writing.models import Writing
 from heart_site.models import ImportJob
 
@@ -22,7 +29,7 @@ class ChecklistRow:
 
     key: str
     label: str
-    count: int
+    count: int | None
     target: int | None
     done: bool
     next_step: str
@@ -59,6 +66,11 @@ def study_checklist(*, study: Study) -> list[ChecklistRow]:
         target=Coalesce(Sum("quota"), 0),
     )
     raters = rater_counts(study=study)
+    # Finished raters who judged something: one told "no items" has finished too, but the
+    # study has not been judged by them.
+    judged = Exists(Judgment.objects.filter(rater=OuterRef("pk")))
+    raters_judged = Rater.objects.filter(study=study, finished_at__isnull=False).filter(judged)
+    n_raters_judged = raters_judged.count()
     writer_target = n_contexts * study.writers_per_context
     runs = Run.objects.filter(study=study).aggregate(
         n=Count("id"),
@@ -105,10 +117,17 @@ def study_checklist(*, study: Study) -> list[ChecklistRow]:
             detail=f"{pairs['complete']} complete",
         ),
         ChecklistRow(
-            "raters", "Raters", raters["finished"], None, raters["finished"] > 0,
+            "open", "Open to raters", None, None,
+            study.status in (StudyStatus.OPEN, StudyStatus.CLOSED),
+            "Open the study" if pairs["n"] else "Open the study (once it has pairs)",
+            f"{base}#recruit", detail=STATUS_DETAIL[study.status],
+        ),
+        ChecklistRow(
+            "raters", "Raters who judged", n_raters_judged, None,
+            pairs["n"] > 0 and n_raters_judged > 0,
             "Copy the invitation link and recruit raters", f"{base}#recruit",
             detail=(
-                f"{raters['active']} active, {raters['finished']} finished, "
+                f"finished; {raters['active']} active, {raters['finished']} finished in all, "
                 f"{raters['flagged']} flagged or excluded"
             ),
         ),
@@ -118,6 +137,14 @@ def study_checklist(*, study: Study) -> list[ChecklistRow]:
             "Wait for raters to fill every pair's quota", f"{base}raters/",
         ),
     ]  # fmt: skip
+
+
+STATUS_DETAIL = {
+    StudyStatus.DRAFT: "draft: raters are not let in yet",
+    StudyStatus.OPEN: "open",
+    StudyStatus.PAUSED: "paused: no new items are handed out",
+    StudyStatus.CLOSED: "closed",
+}
 
 
 def checklist_rows(rows: list[ChecklistRow], *keys: str) -> list[ChecklistRow]:

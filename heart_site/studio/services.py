@@ -6,6 +6,7 @@ annotation.judgment_io): the same all-or-nothing, idempotent imports as the comm
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -14,12 +15,17 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.judgment_io import judgments_import
-from annotation.models import Rater
+from annotation.models import Pair, Rater
 from completions.esconv import EsconvFormatError
 from completions.importers import ImportFileError
 from completions.models import Study, StudyStatus
 from completions.services import completions_import, contexts_import, esconv_import
+from heart_site.enqueue import enqueue
+from heart_site.jobs import failure_reason, job_claim, jobs_stalled, lease_kept
 from heart_site.models import ImportJob, ImportKind, ImportStatus
+
+logger = logging.getLogger(__name__)
+IMPORT_TASK = "heart_site.tasks.import_job_run_task"
 
 # What a refused import raises; anything else is a bug and propagates.
 REFUSED = (ImportFileError, EsconvFormatError, ValueError, OSError, UnicodeDecodeError)
@@ -32,9 +38,20 @@ IMPORTERS: dict[str, Callable] = {
 }
 
 
+class StatusRefused(Exception):
+    """The study cannot take this status now; the message says why, in an admin's words."""
+
+
 def study_set_status(*, study: Study, status: str) -> Study:
-    if status not in StudyStatus.values:
-        raise ValueError(f"unknown status {status!r}")
+    """Open, pause or close a study. A study opens only once it has pairs to judge (a rater let
+    into a study without pairs could only be told to go away); nothing returns to draft."""
+    if status not in StudyStatus.values or status == StudyStatus.DRAFT:
+        raise StatusRefused(f"A study can be opened, paused or closed, not set to {status!r}.")
+    if status == StudyStatus.OPEN and not Pair.objects.filter(study=study).exists():
+        raise StatusRefused(
+            "The study cannot open yet: it has no pairs for raters to judge. Upload contexts "
+            "and completions from at least two systems, then design the pairs."
+        )
     study.status = status
     study.save(update_fields=["status"])
     return study
@@ -57,9 +74,11 @@ def rater_exclusion_set(*, rater: Rater, override: bool | None, by, reason: str 
 
 @transaction.atomic
 def import_job_create(*, study: Study, kind: str, upload, user) -> ImportJob:
-    """Store an uploaded file and queue its import (runs at once in eager mode)."""
-    from heart_site.tasks import import_job_run_task
+    """Store an uploaded file and queue its import (runs at once in eager mode).
 
+    With the broker down the upload is kept all the same: the outbox holds the task until
+    beat can send it.
+    """
     job = ImportJob.objects.create(
         study=study,
         kind=kind,
@@ -69,28 +88,52 @@ def import_job_create(*, study: Study, kind: str, upload, user) -> ImportJob:
         created_by=user,
         stage="waiting for a worker",
     )
-    transaction.on_commit(lambda: import_job_run_task.delay(job.pk))
+    transaction.on_commit(lambda: enqueue(IMPORT_TASK, job.pk))
     return job
 
 
 def import_job_run(*, job_id: int) -> ImportJob | None:
-    """Run one queued import; safe to call twice (only the call that claims the job runs it)."""
-    claimed = ImportJob.objects.filter(pk=job_id, status=ImportStatus.QUEUED).update(
-        status=ImportStatus.RUNNING, started_at=timezone.now(), stage="reading and checking"
-    )
-    if claimed != 1:
+    """Run one queued import; safe to call twice (only the call that claims the job runs it).
+
+    A refused file fails the job with its "line N: reason"; anything else that goes wrong
+    fails it too, with the reason on the page, instead of leaving it running for ever.
+    """
+    if not job_claim(ImportJob, job_id, stage="reading and checking"):
         return None
     job = ImportJob.objects.select_related("study").get(pk=job_id)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / (job.filename or "upload")
+    with lease_kept(ImportJob, job_id), tempfile.TemporaryDirectory() as folder:
+        name = Path(job.filename).name
+        path = Path(folder) / (name if name not in ("", ".", "..") else "upload")
         path.write_bytes(bytes(job.data))
         try:
             report = IMPORTERS[job.kind](job.study, path)
         except REFUSED as exc:
+            reason = without_server_paths(str(exc), path=path, folder=folder)
             return _finish(
-                job, ImportStatus.FAILED, error=f"import refused, nothing changed: {exc}"
+                job, ImportStatus.FAILED, error=f"import refused, nothing changed: {reason}"
+            )
+        except Exception as exc:  # a bug or a fault: say so on the page, keep the traceback
+            logger.exception("import job %s failed", job_id)
+            reason = failure_reason(exc)
+            return _finish(
+                job, ImportStatus.FAILED, error=f"import failed, nothing changed: {reason}"
             )
     return _finish(job, ImportStatus.DONE, report=report.lines() or ["nothing to do"])
+
+
+def import_jobs_resume() -> list[int]:
+    """Queue again the imports whose worker died mid-run (their lease ran out)."""
+    ids = list(jobs_stalled(ImportJob).values_list("pk", flat=True))
+    for job_id in ids:
+        enqueue(IMPORT_TASK, job_id)
+    return ids
+
+
+def without_server_paths(message: str, *, path: Path, folder: str) -> str:
+    """An importer's message as the uploader should read it: the file by its own name, never
+    the server's temporary path ("/tmp/tmpab12/x.jsonl: not valid JSON" -> "not valid JSON")."""
+    message = message.replace(f"{path}: ", "").replace(str(path), path.name)
+    return message.replace(str(folder) + "/", "").replace(str(folder), "the upload")
 
 
 def _finish(job: ImportJob, status: str, *, report=None, error: str = "") -> ImportJob:

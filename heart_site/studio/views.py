@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -17,20 +17,23 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.models import Rater
 from annotation.quality import study_quality_update
 from annotation.services_pairs import pairs_design
-from completions.access import access_study_for_admin, study_admin_required
+from completions.access import access_study_for_admin, role, study_admin_required
 from completions.csv_safe import safe_row
 from completions.models import StudyStatus
-from heart_site.models import ImportJob
+from heart_site.material_formats import EXAMPLES, Detection, schema_text
+from heart_site.models import ImportJob, ImportKind
 
 from . import selectors, services
-from .forms import ExclusionForm, PairDesignForm, StudyEditForm, StudyForm, UploadForm
+from .forms import DETECT, ExclusionForm, PairDesignForm, StudyEditForm, StudyForm, UploadForm
 
 PROLIFIC_QUERY = (
     "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 )
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"
+OPEN_PAUSE_CLOSE = (StudyStatus.OPEN, StudyStatus.PAUSED, StudyStatus.CLOSED)
 EXCLUSION_ACTIONS = {"exclude": True, "include": False, "auto": None}
 STATUS_WORDS = {
+    StudyStatus.DRAFT: "a draft: writers can work, raters are not let in yet",
     StudyStatus.OPEN: "opened: raters and writers can work",
     StudyStatus.PAUSED: "paused: no new work is handed out",
     StudyStatus.CLOSED: "closed: nobody can work on it",
@@ -51,7 +54,11 @@ def study_new(request: HttpRequest) -> HttpResponse:
     form = StudyForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         study = form.save()
-        messages.success(request, f"Study {study.name} created. Next: upload its material.")
+        messages.success(
+            request,
+            f"Study {study.name} created as a draft: it opens to raters once it has pairs. "
+            "Next: upload its material.",
+        )
         return redirect("studio:overview", slug=study.slug)
     return render(request, "studio/study_form.html", {"form": form, "study": None})
 
@@ -81,7 +88,12 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
             "rows": rows,
             "next_row": selectors.next_step_row(rows),
             "recruit": _recruit_links(request, study),
-            "statuses": [s for s in StudyStatus if s != study.status],
+            "statuses": [  # a draft is opened (or closed), never paused
+                s
+                for s in OPEN_PAUSE_CLOSE
+                if s != study.status and not (study.status == "draft" and s == "paused")
+            ],  # fmt: skip
+            "has_pairs": any(row.key == "pairs" and row.done for row in rows),
         },
     )
 
@@ -106,10 +118,14 @@ def _recruit_links(request: HttpRequest, study) -> dict[str, str]:
 def study_status(request: HttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
     status = request.POST.get("status", "")
-    if status not in StudyStatus.values:
+    if status not in OPEN_PAUSE_CLOSE:
         return HttpResponse("Unknown status.", status=400)
-    services.study_set_status(study=study, status=status)
-    messages.success(request, f"Study {STATUS_WORDS[status]}.")
+    try:
+        services.study_set_status(study=study, status=status)
+    except services.StatusRefused as refused:
+        messages.error(request, str(refused))
+    else:
+        messages.success(request, f"Study {STATUS_WORDS[status]}.")
     return redirect("studio:overview", slug=study.slug)
 
 
@@ -120,7 +136,11 @@ def study_status(request: HttpRequest, slug: str) -> HttpResponse:
 @study_admin_required
 def material(request: HttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
-    form = UploadForm(request.POST or None, request.FILES or None)
+    remembered = f"studio-material-kind-{study.pk}"  # the last choice, kept for the next file
+    initial = {"kind": request.session.get(remembered, DETECT)}
+    form = UploadForm(request.POST or None, request.FILES or None, initial=initial)
+    if request.method == "POST" and request.POST.get("kind") in dict(form.fields["kind"].choices):
+        request.session[remembered] = request.POST["kind"]
     if request.method == "POST" and form.is_valid():
         job = services.import_job_create(
             study=study,
@@ -129,7 +149,7 @@ def material(request: HttpRequest, slug: str) -> HttpResponse:
             user=request.user,
         )
         job.refresh_from_db()
-        _announce_import(request, job)
+        _announce_import(request, job, form.detection)
         return redirect("studio:material", slug=study.slug)
     return render(
         request,
@@ -137,6 +157,10 @@ def material(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "study": study,
             "form": form,
+            "formats": [
+                {"kind": kind, "label": label, "example": EXAMPLES[kind]}
+                for kind, label in ImportKind.choices
+            ],
             "jobs": selectors.import_jobs_recent(study=study),
             "rows": selectors.checklist_rows(
                 selectors.study_checklist(study=study),
@@ -149,16 +173,28 @@ def material(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def _announce_import(request: HttpRequest, job: ImportJob) -> None:
+def _announce_import(request: HttpRequest, job: ImportJob, detection: Detection | None) -> None:
+    name = job.filename
+    if detection is not None and detection.kind == job.kind:
+        name = f"{job.filename} looks like {detection.words}"
     if job.status == "done":
-        messages.success(request, f"{job.filename}: imported (the import ran at once).")
+        messages.success(request, f"{name}: imported (the import ran at once).")
     elif job.status == "failed":
-        messages.error(request, f"{job.filename}: {job.error}")
+        messages.error(request, f"{name}: {job.error}")
     else:
         messages.info(
-            request,
-            f"{job.filename}: queued for a worker; its status below updates until it is done.",
+            request, f"{name}: queued for a worker; its status below updates until it is done."
         )
+
+
+@require_GET
+@role("public")
+def format_schema(request: HttpRequest, kind: str) -> HttpResponse:
+    """`/formats/<kind>.schema.json`: the JSON Schema of a material format (public)."""
+    text = schema_text(kind)
+    if text is None:
+        raise Http404("No such format.")
+    return HttpResponse(text, content_type="application/schema+json; charset=utf-8")
 
 
 @require_GET

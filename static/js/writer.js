@@ -117,7 +117,7 @@
         headers: { "X-CSRFToken": form.querySelector("input[name=csrfmiddlewaretoken]").value }
       }).then(function (response) { return response.json(); }).then(function (data) {
         lastSent = text;
-        if (status) status.textContent = data.saved ? "Draft saved at " + data.at + "." : "This reply can no longer be saved.";
+        if (status) status.textContent = data.saved ? "Draft saved at " + data.at + "." : (data.error || "This reply can no longer be saved.");
       }).catch(function () {
         if (status) status.textContent = "Draft kept in this browser; it will be saved when the connection is back.";
       });

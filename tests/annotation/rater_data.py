@@ -33,6 +33,7 @@ def build_study(*, n_contexts: int = 3, quota: int = 5, systems=SYSTEMS, **study
         slug=study_fields.pop("slug", "blind-study"),
         name="Rater test study",
         judgments_per_pair=quota,
+        status=study_fields.pop("status", "open"),  # it has its pairs: opened, as an admin would
         **study_fields,
     )
     writer, _ = get_user_model().objects.get_or_create(username=WRITER_USERNAME)

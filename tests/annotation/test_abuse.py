@@ -1,4 +1,4 @@
-"""The attacks and everyday mistakes of issue 7, re-run through the real URLs: each must fail.
+"""Attacks and everyday mistakes on the rater pages, run through the real URLs: each must fail.
 
 Hoarding and free codes, Prolific identity takeover, stale pages and second tabs, closed and
 paused studies, oversized reasons, and one context seen many times by one rater.

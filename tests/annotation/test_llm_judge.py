@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from annotation.llm_judge import VERDICT_SCHEMA, orient
+from annotation.llm_judge import RATIONALE_MAX, VERDICT_SCHEMA, orient, verdict_read
 from annotation.models import Judgment, Pair
 from completions.llm import services
 from completions.llm.executor import run_execute
+from completions.llm.kinds import InvalidReply
 from completions.llm.models import RunStatus, UnitStatus
 from completions.llm.selectors import run_counts, run_status_row
 from tests.llm.builders import endpoint, study_with_pairs
@@ -38,7 +41,7 @@ def test_each_pair_is_judged_in_both_orders_and_stored_in_canonical_orientation(
     assert one.winner == {"a": "b", "b": "a"}[as_shown]  # shown first was completion_b
     assert one.judge_kind == "llm" and one.strength_max == 5 and 1 <= one.strength <= 5
     assert one.raw_output and len(one.prompt_hash) == 64
-    assert one.metadata["template"] == "heart-judge-v1" and one.rationale
+    assert one.metadata["template"] == "heart-judge-v2" and one.rationale
 
 
 def test_a_judge_skips_pairs_with_its_own_family_and_the_plan_counts_them(fake_llm):
@@ -117,7 +120,50 @@ def test_orientation_flips_sides_for_the_swapped_order():
     assert orient(verdict, "ba")["axes"] == {"H": {"winner": "a", "strength": 2}}
 
 
-def test_the_schema_is_strict_for_both_providers():
+def test_the_schema_is_strict_for_both_providers_and_states_the_axis_rule():
     assert VERDICT_SCHEMA["additionalProperties"] is False
     assert VERDICT_SCHEMA["required"] == ["rationale", "winner", "strength", "axes"]
     assert VERDICT_SCHEMA["properties"]["winner"]["enum"] == ["a", "b"]
+    branches = VERDICT_SCHEMA["properties"]["axes"]["properties"]["H"]["anyOf"]
+    shapes = [
+        (b["properties"]["winner"]["enum"], b["properties"]["strength"]["enum"]) for b in branches
+    ]
+    assert shapes == [(["a", "b"], [1, 2, 3, 4, 5]), (["none"], [0])]
+
+
+def reply(**changes) -> dict:
+    axes = {axis: {"winner": "none", "strength": 0} for axis in "HEART"}
+    axes["E"] = {"winner": "b", "strength": 4}
+    return {"rationale": "B names the job loss.", "winner": "b", "strength": 3, "axes": axes}
+
+
+def test_a_verdict_is_read_as_shown_with_nothing_to_normalise():
+    verdict = verdict_read(json.dumps(reply()))
+    assert verdict["winner"] == "b" and verdict["strength"] == 3 and verdict["normalised"] == []
+    assert verdict["axes"]["E"] == {"winner": "b", "strength": 4}
+
+
+@pytest.mark.parametrize(
+    ("axis", "expected"),
+    [({"winner": "a", "strength": 0}, "axes.H"), ({"winner": "none", "strength": 2}, "axes.H")],
+)
+def test_an_axis_outside_both_allowed_shapes_breaks_the_schema_and_says_what_is_allowed(
+    axis, expected
+):
+    body = reply()
+    body["axes"]["H"] = axis
+    with pytest.raises(InvalidReply) as error:
+        verdict_read(json.dumps(body))
+    assert str(error.value).startswith(expected)
+    assert "winner none, strength 0" in str(error.value)
+
+
+def test_what_the_schema_cannot_state_is_normalised_and_recorded_on_the_verdict(fake_llm):
+    body = reply()
+    body["rationale"] = "B\u0000 is warmer. " + "x" * 2500
+    verdict = verdict_read(json.dumps(body))
+    assert len(verdict["rationale"]) == RATIONALE_MAX and "\x00" not in verdict["rationale"]
+    assert verdict["normalised"] == [
+        "rationale: 1 character(s) that cannot be stored removed (NUL or a lone surrogate)",
+        "rationale: cut to 2,000 characters (the reply had 2,513)",
+    ]

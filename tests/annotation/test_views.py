@@ -230,3 +230,13 @@ def test_the_item_view_and_submit_use_few_queries(client, django_assert_num_quer
     n = 3 if connection.vendor == "postgresql" else 8  # SQLite: no data-modifying CTEs
     with django_assert_num_queries(n + 2):  # one transaction for the whole round trip
         client.post(reverse("annotation:submit", args=[token]), {"choice": "2"}, **HTMX)
+
+
+def test_a_draft_study_tells_raters_it_has_not_started_and_records_nothing(client):
+    study = build_study(status="draft")  # pairs exist, but the admin has not opened it yet
+    entry = client.get(f"/r/{study.invite_token}/?PROLIFIC_PID=p1&STUDY_ID=s&SESSION_ID=x")
+    assert entry.status_code == 200
+    assert "This study has not started yet" in entry.content.decode()
+    consent = client.post(f"/r/{study.invite_token}/consent/", {"agree": "on"})
+    assert "This study has not started yet" in consent.content.decode()
+    assert not Rater.objects.filter(study=study).exists()

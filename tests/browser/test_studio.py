@@ -92,18 +92,21 @@ def test_the_studio_works_without_javascript(browser, live_server, admin_user):
         f"{live_server.url}/r/{Study.objects.get(slug='no-script').invite_token}/"
     )
     expect(page.locator("button[data-copy]").first).to_be_hidden()
-    page.get_by_role("button", name="Pause the study").click()
-    expect(page.get_by_text("Study paused")).to_be_visible()
+    page.get_by_role("button", name="Open the study").click()  # a draft without pairs
+    expect(page.get_by_text("The study cannot open yet: it has no pairs")).to_be_visible()
+    page.get_by_role("button", name="Close the study").click()
+    expect(page.get_by_text("Study closed")).to_be_visible()
     context.close()
 
 
-def _upload(page, kind: str, name: str, content: bytes, expect_line: str) -> None:
-    page.get_by_label("What the file holds").select_option(kind)
+def _upload(page, name: str, content: bytes, looks_like: str, expect_line: str) -> None:
+    """Upload as a newcomer does: the kind is left to be recognised from the file."""
+    expect(page.get_by_label("What the file holds")).to_have_value("detect")
     page.get_by_label("File to upload", exact=True).set_input_files(
         {"name": name, "mimeType": "application/jsonl", "buffer": content}
     )
     page.get_by_role("button", name="Upload and import").click()
-    expect(page.get_by_text(f"{name}: imported")).to_be_visible()
+    expect(page.get_by_text(f"{name} looks like {looks_like}: imported")).to_be_visible()
     expect(page.get_by_text(expect_line).first).to_be_visible()
 
 
@@ -125,8 +128,9 @@ def test_a_new_admin_runs_a_study_from_the_browser(browser, live_server, admin_u
     assert_accessible(page)
 
     page.locator(".next-step a").click()
-    _upload(page, "contexts", "contexts.jsonl", contexts_jsonl(), "contexts created: 3")
-    _upload(page, "completions", "completions.jsonl", completions_jsonl(), "systems created: 3")
+    contexts, completions = contexts_jsonl(), completions_jsonl()
+    _upload(page, "contexts.jsonl", contexts, "JSON Lines contexts", "contexts created: 3")
+    _upload(page, "replies.jsonl", completions, "JSON Lines completions", "systems created: 3")
     assert_accessible(page)
 
     page.get_by_role("link", name="design the pairs").click()
@@ -138,6 +142,10 @@ def test_a_new_admin_runs_a_study_from_the_browser(browser, live_server, admin_u
     assert Pair.objects.filter(study=study).count() == 9
 
     page.get_by_role("link", name="Overview", exact=True).click()
+    expect(page.get_by_text("Study status: Draft.")).to_be_visible()
+    page.locator(".next-step").get_by_role("link", name="Open the study").click()
+    page.get_by_role("button", name="Open the study").click()
+    expect(page.get_by_text("Study opened: raters and writers can work.")).to_be_visible()
     page.locator("button[data-copy=invite-link]").click()
     expect(page.locator("[data-copy-status=invite-link]")).to_have_text("Copied.")
     link = page.evaluate("navigator.clipboard.readText()")

@@ -34,6 +34,11 @@ def rewrite(**changes) -> list[dict]:
     return turns
 
 
+def as_reply(turns: list[dict]) -> str:
+    """A reply in the shape the schema asks for: one entry per turn, turn_1 .. turn_n."""
+    return json.dumps({"turns": {f"turn_{i}": t for i, t in enumerate(turns, start=1)}})
+
+
 @pytest.mark.parametrize(
     ("profile", "n", "expected"),
     [
@@ -64,7 +69,36 @@ def test_the_prompt_describes_every_profile_and_the_targets():
 
 def test_a_good_rewrite_is_accepted():
     assert adversarial.rejection_reasons(SOURCE, rewrite()) == []
-    assert adversarial.rewrite_parse(json.dumps({"turns": rewrite()}), SOURCE)[3]["hostility"] == 10
+    accepted = adversarial.rewrite_parse(as_reply(rewrite()), SOURCE, "Linear-Ramp")
+    assert accepted.turns == rewrite() and accepted.normalised == []
+
+
+def test_the_schema_states_the_turns_speakers_verbatim_supporters_and_the_last_hostility():
+    schema = adversarial.reply_schema(SOURCE, "Linear-Ramp")
+    turns = schema["properties"]["turns"]
+    assert turns["required"] == ["turn_1", "turn_2", "turn_3", "turn_4"]
+    assert turns["additionalProperties"] is False
+    speakers = [t["properties"]["speaker"]["enum"] for t in turns["properties"].values()]
+    assert speakers == [["supporter"], ["seeker"], ["supporter"], ["seeker"]]
+    assert turns["properties"]["turn_3"]["properties"]["text"]["enum"] == [SOURCE[2]["text"]]
+    assert turns["properties"]["turn_2"]["properties"]["hostility"]["enum"] == list(range(11))
+    assert turns["properties"]["turn_4"]["properties"]["hostility"]["enum"] == [8, 9, 10]
+    assert "target hostility 2" in turns["properties"]["turn_2"]["description"]
+
+
+def test_a_source_that_cannot_yield_a_variant_has_no_schema():
+    with pytest.raises(ValueError, match="at least 4 alternating turns"):
+        adversarial.reply_schema(SOURCE[1:], "Always-10")
+
+
+def test_an_empty_seeker_turn_keeps_the_sources_text_and_says_so():
+    accepted = adversarial.rewrite_parse(
+        as_reply(rewrite(t1={"speaker": "seeker", "text": "  ", "hostility": 7})),
+        SOURCE,
+        "Always-10",
+    )
+    assert accepted.turns[1] == {"speaker": "seeker", "text": SOURCE[1]["text"], "hostility": 7}
+    assert accepted.normalised == ["turn 2: the rewrite is empty; the source's turn kept"]
 
 
 @pytest.mark.parametrize(
@@ -89,12 +123,24 @@ def test_each_broken_rule_is_named(variant, reason):
     assert any(reason in r for r in reasons), reasons
 
 
-def test_a_schema_break_is_rejected_with_the_field():
-    with pytest.raises(adversarial.RewriteRejected, match="schema: turns.0.speaker"):
-        adversarial.rewrite_parse(
-            json.dumps({"turns": [{"speaker": "narrator", "text": "x", "hostility": None}]}),
-            SOURCE,
-        )
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (as_reply(rewrite(t0={**SOURCE[0], "speaker": "narrator", "hostility": None})), "turn_1"),
+        (
+            as_reply(rewrite(t2={**SOURCE[2], "text": "That's awful.", "hostility": None})),
+            "supporter turn 3, kept verbatim",
+        ),
+        (as_reply(rewrite(t3={"speaker": "seeker", "text": "Fine.", "hostility": 3})), "turn_4"),
+        (as_reply(rewrite()[:3]), "'turn_4' is a required property"),
+        (json.dumps({"turns": rewrite()}), "is not of type 'object'"),
+        ("{not json", "not JSON"),
+    ],
+)
+def test_a_schema_break_is_rejected_with_the_field(reply, reason):
+    with pytest.raises(adversarial.RewriteRejected) as error:
+        adversarial.rewrite_parse(reply, SOURCE, "Always-10")
+    assert any(reason in r for r in error.value.reasons), error.value.reasons
 
 
 def test_sources_are_spread_over_emotion_and_problem_strata():
@@ -117,14 +163,14 @@ def test_an_accepted_variant_becomes_an_adversarial_context_linked_to_its_source
     study = StudyFactory()
     source = DialogueContextFactory(study=study, external_id="esconv-1-t3", turns=SOURCE)
     variant = adversarial_context_create(
-        source=source, profile="Linear-Ramp", raw_reply=json.dumps({"turns": rewrite()})
+        source=source, profile="Linear-Ramp", raw_reply=as_reply(rewrite())
     )
     assert variant.adversarial and variant.escalation_profile == "Linear-Ramp"
     assert variant.adversarial_source == source
     assert variant.turns[0] == SOURCE[0] and variant.turns[-1]["text"].startswith("Spare me")
     assert variant.metadata["adversarial"]["hostility"] == [6, 10]
     again = adversarial_context_create(
-        source=source, profile="Linear-Ramp", raw_reply=json.dumps({"turns": rewrite()})
+        source=source, profile="Linear-Ramp", raw_reply=as_reply(rewrite())
     )
     assert again.pk == variant.pk
     assert list(source.adversarial_variants.all()) == [variant]
@@ -135,7 +181,7 @@ def test_a_rejected_rewrite_stores_nothing():
     source = DialogueContextFactory(turns=SOURCE)
     with pytest.raises(adversarial.RewriteRejected):
         adversarial_context_create(
-            source=source, profile="Always-10", raw_reply=json.dumps({"turns": rewrite()[:3]})
+            source=source, profile="Always-10", raw_reply=as_reply(rewrite()[:3])
         )
     assert DialogueContext.objects.filter(adversarial=True).count() == 0
 

@@ -68,58 +68,98 @@ def test_the_prompt_names_every_strategy_with_its_definition_and_is_versioned():
     assert strategies.TAXONOMY_VERSION and len(strategies.TAXONOMY_HASH) == 16
 
 
-def test_a_valid_reply_is_parsed_in_taxonomy_order():
-    parsed = strategies.label_reply_parse(json.dumps(reply()), COMPLETION)
-    exported = strategies.labels_export(parsed)
-    assert list(exported) == list(strategies.STRATEGY_NAMES)
-    assert exported["Stress Management"] == {
+def test_a_valid_reply_is_read_in_taxonomy_order():
+    read = strategies.label_reply_read(json.dumps(reply()), COMPLETION)
+    assert list(read.labels) == list(strategies.STRATEGY_NAMES)
+    assert read.labels["Stress Management"] == {
         "status": "present",
         "p": 0.8,
         "evidence": "deep breathing",
     }
+    assert read.normalised == [] and read.reasoning.startswith("Mirrors")
     # Uncertain is not present.
-    assert strategies.present_strategies(exported) == ["Reflective Statements", "Stress Management"]
+    assert strategies.present_strategies(read.labels) == [
+        "Reflective Statements",
+        "Stress Management",
+    ]
 
 
 def test_evidence_may_differ_in_whitespace_and_quote_style():
     curly = "It sounds like you\u2019re  feeling really overwhelmed"
     labels = reply(**{"Reflective Statements": {"status": "present", "p": 0.9, "evidence": curly}})
-    assert strategies.label_reply_parse(json.dumps(labels), COMPLETION)
+    read = strategies.label_reply_read(json.dumps(labels), COMPLETION)
+    assert read.labels["Reflective Statements"]["evidence"] == curly and not read.normalised
 
 
-def test_evidence_not_in_the_completion_is_refused_with_the_strategy_named():
+def test_evidence_not_in_the_completion_is_set_aside_and_flagged_keeping_the_status():
     made_up = {"status": "present", "p": 0.9, "evidence": "You are so brave."}
-    with pytest.raises(strategies.LabelReplyError, match="'Affirmation'") as error:
-        strategies.label_reply_parse(json.dumps(reply(Affirmation=made_up)), COMPLETION)
-    assert "copied exactly" in str(error.value)
+    read = strategies.label_reply_read(json.dumps(reply(Affirmation=made_up)), COMPLETION)
+    assert read.labels["Affirmation"] == {
+        "status": "present",
+        "p": 0.9,
+        "evidence": None,
+        "evidence_unverified": "You are so brave.",
+    }
+    assert read.normalised == [
+        "Affirmation: evidence not found in the response, set aside (status kept)"
+    ]
+    assert "Affirmation" in strategies.present_strategies(read.labels)
+
+
+def test_a_p_outside_0_1_is_clamped_with_the_reported_value_kept():
+    body = reply(Affirmation={"status": "present", "p": 1.5, "evidence": None})
+    body["labels"]["Chit Chat"] = {"status": "absent", "p": -3, "evidence": None}
+    body["labels"]["Offer Hope"] = {"status": "absent", "p": int("9" * 400), "evidence": None}
+    read = strategies.label_reply_read(json.dumps(body), COMPLETION)
+    assert read.labels["Affirmation"]["p"] == 1.0
+    assert read.labels["Affirmation"]["p_reported"] == 1.5
+    assert read.labels["Chit Chat"]["p"] == 0.0 and read.labels["Chit Chat"]["p_reported"] == -3
+    assert read.labels["Offer Hope"] == {
+        "status": "absent",
+        "p": 1.0,
+        "evidence": None,
+        "p_reported": "inf",
+    }
+    assert len(read.normalised) == 3 and "Affirmation: p: 1.5 is outside 0-1" in read.normalised[0]
+
+
+def test_text_postgresql_cannot_store_is_removed_and_noted():
+    body = reply(Affirmation={"status": "present", "p": 0.5, "evidence": "deep\u0000 breathing"})
+    body["reasoning"] = "half a pair \ud800 here"
+    read = strategies.label_reply_read(json.dumps(body), COMPLETION)
+    assert read.labels["Affirmation"]["evidence"] == "deep breathing"
+    assert read.reasoning == "half a pair  here"
+    assert any(n.startswith("reasoning: 1 character") for n in read.normalised)
 
 
 def test_an_off_taxonomy_strategy_is_refused():
     body = reply()
     body["labels"]["Self-disclosure"] = {"status": "present", "p": 0.7, "evidence": None}
     with pytest.raises(strategies.LabelReplyError, match="not in the taxonomy: 'Self-disclosure'"):
-        strategies.label_reply_parse(json.dumps(body), COMPLETION)
+        strategies.label_reply_read(json.dumps(body), COMPLETION)
 
 
 def test_a_missing_strategy_is_refused():
     body = reply()
     del body["labels"]["Chit Chat"]
     with pytest.raises(strategies.LabelReplyError, match="missing: 'Chit Chat'"):
-        strategies.label_reply_parse(json.dumps(body), COMPLETION)
+        strategies.label_reply_read(json.dumps(body), COMPLETION)
 
 
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ("not json at all", "Invalid JSON"),
-        (json.dumps(reply(Affirmation={"status": "maybe", "p": 0.5})), "labels.Affirmation.status"),
-        (json.dumps(reply(Affirmation={"status": "present", "p": 1.5})), "less than or equal to 1"),
-        (json.dumps({**reply(), "winner": "a"}), "winner: Extra inputs"),
+        ("not json at all", "is not JSON"),
+        (json.dumps(reply(Affirmation={"status": "maybe", "p": 0.5})), "labels.Affirmation"),
+        (json.dumps(reply(Affirmation={"status": "present", "p": "high", "evidence": None})), "p"),
+        (json.dumps({**reply(), "winner": "a"}), "'winner' was unexpected"),
+        (json.dumps(reply(Affirmation={"status": "present", "p": 0.5, "evidence": 3})), "3"),
+        ('{"reasoning": "", "labels": NaN}', "NaN is not a JSON number"),
     ],
 )
 def test_schema_breaks_give_a_message_fit_for_a_repair_prompt(raw, message):
-    with pytest.raises(strategies.LabelReplyError, match="does not match the schema") as error:
-        strategies.label_reply_parse(raw, COMPLETION)
+    with pytest.raises(strategies.LabelReplyError, match="reply") as error:
+        strategies.label_reply_read(raw, COMPLETION)
     assert message in str(error.value)
 
 

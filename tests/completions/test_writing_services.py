@@ -178,3 +178,14 @@ def test_a_writer_cap_and_a_paused_study_stop_new_claims():
     study.status = "paused"
     study.save()
     assert writing_next(writer=writer_enter(study=study)) is None
+
+
+@pytest.mark.parametrize(
+    ("status", "writes"), [("draft", True), ("open", True), ("paused", False), ("closed", False)]
+)
+def test_writers_write_while_a_study_is_set_up_and_while_it_is_open(status, writes):
+    """Writers' texts are material: they are written before the pairs (a draft study) too."""
+    study = build_writing_study(n_contexts=2)
+    study.status = status
+    study.save()
+    assert (writing_next(writer=writer_enter(study=study)) is not None) is writes

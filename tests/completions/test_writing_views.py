@@ -10,8 +10,8 @@ from django.contrib.auth.models import Group
 
 from annotation.models import Pair
 from completions.access import STUDY_ADMINS, WRITERS
-from completions.models import Completion
-from completions.writing.models import Writer, Writing
+from completions.models import Completion, DialogueContext
+from completions.writing.models import Writer, Writing, WritingContext, WritingSettings
 from completions.writing.services import writing_settings
 from tests.completions.writing_data import GOOD_TEXT, behaviour, build_writing_study
 
@@ -200,10 +200,61 @@ def test_admin_saves_settings_and_opens_contexts(client):
     data = {k: v for k, v in form.initial.items() if v is not None}
     data.update({"enabled": "on", "block_paste": "on", "min_words": 5, "max_words": 4})
     bad = client.post(f"/studio/{study.slug}/writers/", data)
-    assert b"The maximum must be at least the minimum" in bad.content
-    data["max_words"] = 80
+    assert b"The most words must be at least the fewest." in bad.content
+    data.update(max_words=50, band_max_words=60)  # a suggestion above the hard limit
+    bad = client.post(f"/studio/{study.slug}/writers/", data)
+    assert b"The suggested most words cannot be above the most words a reply may" in bad.content
+    assert not writing_settings(study).block_paste  # nothing of a refused form is saved
+    data.update(max_words=80)
     client.post(f"/studio/{study.slug}/writers/", data)
-    assert writing_settings(study).block_paste
+    assert writing_settings(study).block_paste and writing_settings(study).max_words == 80
+
+
+def test_the_writers_page_invites_like_recruit_and_keeps_word_limits_in_one_place(client):
+    study = build_writing_study(n_contexts=3)
+    _admin(client)
+    ws = writing_settings(study)
+    html = client.get(f"/studio/{study.slug}/writers/").content.decode()
+    link = f"http://testserver/w/{ws.invite_token}/"
+    assert f'<input id="writer-link" class="copy-value" type="text" readonly value="{link}"' in html
+    assert 'data-copy="writer-link"' in html and 'data-copy="writer-completion-code"' in html
+    assert "<legend>Reply length: refused outside these</legend>" in html
+    study_form = client.get(f"/studio/{study.slug}/settings/").content.decode()
+    assert "writer_max_words" not in study_form and "Max words" not in study_form
+
+
+def test_contexts_open_only_while_writing_is_on(client):
+    study = build_writing_study(n_contexts=3, enabled=False)
+    DialogueContext.objects.create(study=study, external_id="ctx-late", turns=[])
+    _admin(client)
+    page = client.get(f"/studio/{study.slug}/writers/").content.decode()
+    assert "Contexts can be opened once writing is on." in page
+    refused = client.post(f"/studio/{study.slug}/writers/open/", {"limit": ""}, follow=True)
+    assert "Writing is off for this study, so no context was opened." in refused.content.decode()
+    assert not WritingContext.objects.filter(context__external_id="ctx-late").exists()
+
+
+def test_instructions_are_markdown_shown_safely(client):
+    study = build_writing_study(n_contexts=1)
+    ws = writing_settings(study)
+    ws.instructions = (
+        "# Please read\n\nWrite **briefly**:\n\n- one to three sentences\n- your own words\n\n"
+        '<script>alert("x")</script> [click](javascript:alert(1)) <img src=x onerror=alert(1)>'
+    )
+    ws.save()
+    invite = _enter(client, study)
+    html = client.get(f"/w/{invite}/instructions/").content.decode()
+    assert "<h2>Please read</h2>" in html and "<strong>briefly</strong>" in html
+    assert "<li>one to three sentences</li>" in html
+    prose = html[html.index('<div class="prose">') :]
+    assert "<script" not in prose and "<img" not in prose  # shown as text, never as tags
+    assert 'href="javascript' not in prose
+
+
+def test_the_default_instructions_are_a_real_list():
+    ws = WritingSettings(instructions="")
+    html = str(ws.instructions_html)
+    assert html.count("<li>") == 4 and "- Write" not in html
 
 
 def test_a_writer_may_stop_with_a_draft_open_and_gets_the_code(client):

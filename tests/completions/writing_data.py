@@ -27,10 +27,11 @@ def build_writing_study(
         Completion.objects.create(context=context, system=model, text=f"Model reply {i}.")
     ws = writing_settings(study)
     ws.enabled = True
+    ws.save()
+    writing_contexts_open(study=study)  # while writing is on, as the Writers page requires
     for key, value in settings.items():
         setattr(ws, key, value)
     ws.save()
-    writing_contexts_open(study=study)
     return study
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -248,6 +249,12 @@ def test_an_upload_returns_the_report_and_a_bad_file_changes_nothing(admin_api):
     assert Judgment.objects.count() == before
     wrong = client.post(url, {"kind": "contexts", "format": "arena", "file": _jsonl([])})
     assert wrong.status_code == 400
+    latin = io.BytesIO("Ça".encode("latin-1"))
+    latin.name = "latin.jsonl"
+    undecodable = client.post(url, {"kind": "contexts", "file": latin}, format="multipart")
+    detail = undecodable.json()["detail"]
+    assert undecodable.status_code == 400 and "not UTF-8 text" in detail
+    assert tempfile.gettempdir() not in detail  # never a path on the server
 
 
 def test_the_api_is_throttled(admin_api, settings):

@@ -45,3 +45,61 @@ def test_the_image_installs_the_pinned_dependencies_and_collects_static_files():
     assert "pip install ." in dockerfile
     assert "collectstatic --noinput" in dockerfile
     assert "USER heart" in dockerfile
+
+
+def _serve_once(port: int, status: int):
+    """A one-address HTTP server on this machine answering `status` to any GET."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the standard library's name)
+            self.send_response(status)
+            if status in (301, 302):
+                self.send_header("Location", "https://localhost/healthz")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_the_web_health_check_counts_only_a_200_as_healthy():
+    """The compose command itself, run by a shell against servers answering 200, 301 and 503."""
+    import shutil
+    import subprocess
+
+    if shutil.which("curl") is None:
+        import pytest
+
+        pytest.skip("curl is not installed")
+    command = _compose()["services"]["web"]["healthcheck"]["test"]
+    assert command[0] == "CMD-SHELL"
+    script = command[1].replace("$$", "$")  # compose's escape for a literal $
+    results = {}
+    for port, status in ((8157, 200), (8158, 301), (8159, 503)):
+        server = _serve_once(port, status)
+        try:
+            run = subprocess.run(
+                ["sh", "-c", script.replace("127.0.0.1:8000", f"127.0.0.1:{port}")],
+                capture_output=True,
+                timeout=20,
+            )
+        finally:
+            server.shutdown()
+        results[status] = run.returncode
+    assert results[200] == 0
+    assert results[301] != 0 and results[503] != 0
+
+
+def test_the_image_leaves_out_the_local_environment_history_and_data():
+    ignored = set((ROOT / ".dockerignore").read_text().split())
+    assert {".venv", ".git", "db.sqlite3", "test-artifacts", "build", ".secret_key"} <= ignored
+
+
+def test_compose_requires_a_pseudonym_key_of_its_own():
+    env = _compose()["services"]["web"]["environment"]
+    assert env["PSEUDONYM_KEY"].startswith("${PSEUDONYM_KEY:?")

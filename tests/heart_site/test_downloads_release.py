@@ -232,7 +232,8 @@ def test_the_release_bundle_recomputes_the_same_elo_in_a_fresh_process(admin_cli
     datasheet = (folder / "DATASHEET.md").read_text()
     assert "excluded by a study admin" in datasheet and "LLM judge `llm-0`" in datasheet
     prompts = json.loads((folder / "llm_prompts.json").read_text())
-    assert prompts["judge_template"]["version"] == "heart-judge-v1"
+    assert prompts["judge_template"]["version"] == "heart-judge-v2"
+    assert len(prompts["judge_template"]["sha256"]) == 64
     # sha256sum agrees with the listing; the script, alone in a fresh interpreter, recomputes.
     assert subprocess.run(["sha256sum", "-c", "--quiet", "SHA256SUMS"], cwd=folder).returncode == 0
     done = subprocess.run(
@@ -291,3 +292,14 @@ def _rehash(src_path, dst_path) -> None:
 def test_release_refuses_an_unknown_study(tmp_path):
     with pytest.raises(CommandError, match="no study with slug 'nope'"):
         call_command("release", "--study", "nope", "-o", str(tmp_path / "r.zip"))
+
+
+def test_the_datasheet_counts_only_systems_with_replies():
+    from completions.writing.services import writer_enter
+    from heart_site.downloads.datasheet import render
+    from tests.completions.writing_data import build_writing_study
+
+    study = build_writing_study(n_contexts=2)  # one model system with a reply per context
+    writer_enter(study=study)  # a writer who entered and wrote nothing: a system row, no data
+    sheet = render(study, generated_at="2026-11-25T00:00:00Z")
+    assert "- systems with replies: model 1\n" in sheet  # not "human 1"

@@ -20,6 +20,7 @@ from heart_site.celery import app as celery_app
 from heart_site.enqueue import enqueue
 from heart_site.models import DeferredTask
 from heart_site.tasks import deferred_tasks_send
+from ranking.models import RefitJob
 from tests.annotation.rater_data import build_study
 
 pytestmark = pytest.mark.django_db
@@ -140,7 +141,7 @@ def test_a_task_queued_while_the_broker_is_down_is_sent_once_it_is_back(settings
     if not redis_url:
         pytest.skip("needs REDIS_URL for a real broker")
     with _celery_broker(CLOSED):
-        assert enqueue(deferred_tasks_send) is False
+        assert enqueue("heart_site.tasks.deferred_tasks_send") is False
     waiting = DeferredTask.objects.get()
     assert waiting.name == "heart_site.tasks.deferred_tasks_send" and waiting.last_error
     with _celery_broker(CLOSED):
@@ -163,7 +164,9 @@ def test_the_refit_button_does_not_fail_while_the_broker_is_down(
         response = client.post(f"/studio/{study.slug}/leaderboard/refit/")
     assert response.status_code == 302
     waiting = DeferredTask.objects.get()
-    assert waiting.name == "ranking.tasks.refit_study" and waiting.args[0] == study.pk
+    job = RefitJob.objects.get(study=study)
+    assert waiting.name == "ranking.tasks.refit_job_run" and waiting.args == [job.pk]
+    assert job.status == "queued"
 
 
 def test_a_killed_postgresql_connection_is_replaced_without_a_health_query(postgres):

@@ -5,8 +5,8 @@ test; it fails for a view that does not declare its role (`heart_role`, set by
 `completions.access.study_admin_required`, `annotation.views.rater_required` or
 `completions.access.role(...)`; DRF views: a class attribute) and for a URL keyword this test
 cannot fill: add it to KWARGS (by keyword name) or URL_KWARGS (by URL name) below.
-Django's own admin (`/admin/...`, with its own permission system) is left out, except the
-login, which is ours (throttled).
+Django's own admin (`/admin/...`, with its own permission system) is left out (its login is
+throttled with every other login form: tests/heart_site/test_logins.py).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from annotation.access import RATER_COOKIE, rater_cookie_value
 from annotation.services import assignment_next, rater_join
 from completions.access import STUDY_ADMINS, WRITERS
 from completions.llm.models import Endpoint, Run, Unit
+from completions.models import Completion
 from completions.writing.services import (
     writer_consent,
     writer_enter,
@@ -32,7 +33,7 @@ from completions.writing.services import (
     writing_next,
     writing_settings,
 )
-from heart_site.models import ImportJob
+from heart_site.models import ImportJob, ReleaseHold
 from labelling.access import LABELLERS
 from labelling.services import sample_create
 from tests.annotation.rater_data import build_study
@@ -54,6 +55,8 @@ URL_KWARGS = {
     "ranking:strategies-heatmap": {"fmt": "svg"},
     "downloads:file": {"name": "judgments.csv"},
     "labelling:adjudicate": {"token": lambda f: f["sample"].items.first().token},
+    "downloads:hold": {"pk": lambda f: f["release_hold"].pk, "action": "keep-out"},
+    "format_schema": {"kind": "contexts"},
 }
 # Per URL namespace, for keywords whose value depends on the area (writer links, texts).
 NAMESPACE_KWARGS = {
@@ -77,7 +80,7 @@ ALLOWED = {
     "study_admin": {"study_admin"},
 }
 # Our own pages under admin/ (the rest of admin/ is Django's, with its own permissions).
-OWN_ADMIN_PAGES = {"admin_login_throttled"}
+OWN_ADMIN_PAGES: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,12 @@ def fixture() -> dict:
         "llm_run": llm_run,
         "llm_unit": llm_unit,
         "sample": sample_create(study=study, size=2),
+        "release_hold": ReleaseHold.objects.create(
+            study=study,
+            kind="writer_text",
+            completion=Completion.objects.filter(context__study=study).first(),
+            found="e-mail address",
+        ),
     }
 
 

@@ -38,7 +38,7 @@ def test_a_real_worker_imports_an_upload_and_the_page_follows(
         {"kind": "contexts", "file": SimpleUploadedFile("c.jsonl", contexts_jsonl())},
         follow=True,
     ).content.decode()
-    assert "c.jsonl: queued for a worker" in page
+    assert "c.jsonl looks like JSON Lines contexts: queued for a worker" in page
     job = _wait_until_finished(ImportJob.objects.get(study=study, filename="c.jsonl"))
     assert job.status == "done" and "contexts created: 3" in job.report
     assert DialogueContext.objects.filter(study=study).count() == 3

@@ -18,12 +18,12 @@ from annotation.models import Judgment
 from completions.llm import services
 from completions.llm.kinds import get_kind
 from completions.llm.models import Run, RunStatus, Unit, UnitStatus
-from completions.llm.tasks import llm_run_execute
+from heart_site.enqueue import enqueue
 from tests.conftest import ROOT, _missing
 from tests.llm.builders import endpoint, study_with_pairs
 
 pytestmark = pytest.mark.integration
-QUEUE = "llm-i8-kill-test"
+QUEUE = "llm-kill-test"
 
 
 def _worker(env: dict) -> subprocess.Popen:
@@ -93,7 +93,7 @@ def test_a_killed_worker_mid_run_leaves_one_verdict_per_pair_judge_and_order(
     eager, app.conf.task_always_eager = app.conf.task_always_eager, False
     try:
         _wait(lambda: app.control.ping(timeout=0.5), 60, "the first worker")
-        llm_run_execute.apply_async(args=[run.pk], queue=QUEUE)
+        enqueue(services.RUN_TASK, run.pk, queue=QUEUE)
         _wait(
             lambda: Unit.objects.filter(run=run, status=UnitStatus.DONE).count() >= 30,
             90,

@@ -1,89 +1,79 @@
 """A real PostgreSQL restart under a running gunicorn with persistent connections.
 
-The server is shared with other test runs, so this test restarts it once and keeps the outage
-short (a few seconds). Before the restart a rater holds an item; after it the same gunicorn
-worker (its connection was killed by the restart) must serve the item page and store the
-answer without an error: the backend's health check notices the dead socket and reconnects.
+The restart happens on a throw-away cluster this test starts itself (initdb into a temporary
+folder, a free port: tests/servers.py), never on a server others use. Before the restart a
+rater holds an item; after it the same gunicorn worker (its connection was killed by the
+restart) must serve the item page and store the answer without an error: the backend's health
+check notices the dead socket and reconnects.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
-from django.conf import settings
-from django.db import connection
 
-from annotation.models import Judgment
-from tests.annotation.rater_data import build_study
+from tests.servers import PostgresCluster, free_port, throwaway_postgres, wait_for
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 SUBMIT = re.compile(r'action="(/r/a/([^/"]+)/submit/)"')
+DATABASE = "heart_restart"
+# Builds the rater test study in the cluster's database and prints its invitation token.
+BUILD_STUDY = (
+    "import django; django.setup();"
+    "from tests.annotation.rater_data import build_study;"
+    "print(build_study(quality_check_rate=0, status='open').invite_token)"
+)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for(predicate, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if predicate():
-                return True
-        except Exception:
-            pass
-        time.sleep(0.2)
-    return False
-
-
-def _restart_postgresql() -> None:
-    clusters = list(Path("/etc/postgresql").iterdir())
-    if len(clusters) != 1 or not Path("/usr/bin/pg_ctlcluster").exists():
-        pytest.skip("needs the local PostgreSQL cluster (pg_ctlcluster)")
-    version = clusters[0].name
-    subprocess.run(
-        ["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart"],
-        check=True,
-        timeout=60,
-        capture_output=True,
-    )
-
-
-def _postgres_accepts() -> bool:
-    import psycopg
-
-    db = settings.DATABASES["default"]
-    dsn = f"postgresql://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/postgres"
-    with psycopg.connect(dsn, connect_timeout=2) as conn:
-        conn.execute("SELECT 1")
-    return True
-
-
-@pytest.fixture
-def gunicorn(postgres, transactional_db):
-    db = settings.DATABASES["default"]
-    port = _free_port()
+def _environment(database_url: str, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
+    env.pop("REDIS_URL", None)  # nothing here needs Redis
     env.update(
-        DATABASE_URL=f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-        f"/{db['NAME']}",
+        DATABASE_URL=database_url,
         DJANGO_SETTINGS_MODULE="heart_site.settings",
         DEBUG="1",  # plain static storage (no collectstatic manifest needed here)
         SECURE_SSL_REDIRECT="0",
         SESSION_COOKIE_SECURE="0",
         CSRF_COOKIE_SECURE="0",
+        **extra,
+    )
+    return env
+
+
+def _run(cluster_url: str, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=_environment(cluster_url),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with throwaway_postgres() as cluster:
+        cluster.create_database(DATABASE)
+        _run(cluster.url(DATABASE), "manage.py", "migrate", "--noinput", "-v0")
+        yield cluster
+
+
+@pytest.fixture
+def gunicorn(cluster: PostgresCluster):
+    port = free_port()
+    env = _environment(
+        cluster.url(DATABASE),
         CONN_MAX_AGE="600",  # persistent: the restart kills a connection the worker keeps
         GUNICORN_BIND=f"127.0.0.1:{port}",
         GUNICORN_WORKERS="1",
@@ -96,7 +86,7 @@ def gunicorn(postgres, transactional_db):
         env=env,
     )
     base = f"http://127.0.0.1:{port}"
-    if not _wait_for(lambda: httpx.get(base + "/healthz").status_code == 200, 30):
+    if not wait_for(lambda: httpx.get(base + "/healthz").status_code == 200, 60):
         proc.terminate()
         pytest.fail("gunicorn did not start")
     yield base
@@ -104,9 +94,28 @@ def gunicorn(postgres, transactional_db):
     proc.wait(timeout=20)
 
 
-def test_rater_pages_survive_a_postgresql_restart(gunicorn):
-    study = build_study(quality_check_rate=0)
-    invite = study.invite_token
+def _judgments_for(cluster: PostgresCluster, assignment: str) -> int:
+    import psycopg
+
+    with psycopg.connect(cluster.url(DATABASE)) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM annotation_judgment j"
+            " JOIN annotation_assignment a ON a.id = j.assignment_id WHERE a.token = %s",
+            [assignment],
+        ).fetchone()
+    return row[0]
+
+
+def _accepts(cluster: PostgresCluster) -> bool:
+    import psycopg
+
+    with psycopg.connect(cluster.url(), connect_timeout=2) as conn:
+        conn.execute("SELECT 1")
+    return True
+
+
+def test_rater_pages_survive_a_postgresql_restart(cluster, gunicorn):
+    invite = _run(cluster.url(DATABASE), "-c", BUILD_STUDY).strip().splitlines()[-1]
     with httpx.Client(base_url=gunicorn, follow_redirects=True, timeout=20) as client:
         consent = client.get(f"/r/{invite}/")
         token = CSRF_INPUT.search(consent.text).group(1)
@@ -115,15 +124,23 @@ def test_rater_pages_survive_a_postgresql_restart(gunicorn):
         assert page.status_code == 200
         url, assignment = SUBMIT.search(page.text).groups()
 
-        connection.close()  # this process's own connection dies with the restart too
-        _restart_postgresql()
+        cluster.restart()
         # Wait for PostgreSQL itself (not through gunicorn: the next page must be the
         # worker's first request on its dead connection).
-        assert _wait_for(_postgres_accepts, 60)
+        assert wait_for(lambda: _accepts(cluster), 60)
 
         again = client.get(f"/r/{invite}/item/")
         assert again.status_code == 200 and assignment in again.text
         headers = {"HX-Request": "true", "X-CSRFToken": client.cookies["csrftoken"]}
         answer = client.post(url, data={"choice": "3"}, headers=headers)
         assert answer.status_code == 200
-    assert Judgment.objects.filter(assignment__token=assignment).count() == 1
+    assert _judgments_for(cluster, assignment) == 1
+
+
+def test_the_throwaway_cluster_is_gone_afterwards(tmp_path):
+    """What the fixture promises: its own port and folder, both gone once it is stopped."""
+    with throwaway_postgres() as cluster:
+        folder, port = cluster.folder, cluster.port
+        assert port != 5432 and _accepts(cluster)
+    assert not folder.exists()
+    assert not wait_for(lambda: _accepts(cluster), 1)

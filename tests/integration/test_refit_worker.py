@@ -4,8 +4,8 @@ import time
 
 import pytest
 
+from heart_site.enqueue import enqueue
 from ranking.models import LeaderboardSnapshot
-from ranking.tasks import refit_study
 from tests.ranking.study_builder import X, Y, add_known_verdicts, build_study, judge
 
 pytestmark = pytest.mark.integration
@@ -24,7 +24,7 @@ def _wait_for_snapshots(study, expected: int, timeout: float = 30.0) -> list[Lea
 def test_a_real_worker_refits_a_study_into_snapshots(transactional_db, celery_live):
     built = build_study()
     add_known_verdicts(built)
-    refit_study.delay(built.study.pk, "manual")
+    enqueue("ranking.tasks.refit_study", built.study.pk, "manual")
     rows = _wait_for_snapshots(built.study, 3)
     assert [row.judges for row in rows] == ["all", "human", "llm"]
     assert {row.trigger for row in rows} == {"manual"}
@@ -37,12 +37,14 @@ def test_a_real_worker_refits_a_study_into_snapshots(transactional_db, celery_li
 def test_repeated_refits_store_one_snapshot_per_distinct_input(transactional_db, celery_live):
     built = build_study()
     add_known_verdicts(built)
-    refit_study.delay(built.study.pk, "manual")
+    enqueue("ranking.tasks.refit_study", built.study.pk, "manual")
     _wait_for_snapshots(built.study, 3)
-    refit_study.delay(built.study.pk, "nightly")
-    refit_study.delay(built.study.pk, "nightly")  # concurrent duplicates on a 2-process worker
+    enqueue("ranking.tasks.refit_study", built.study.pk, "nightly")
+    enqueue(
+        "ranking.tasks.refit_study", built.study.pk, "nightly"
+    )  # concurrent duplicates on a 2-process worker
     judge(built, 1, Y, judge="late-rater", strength=1)
-    refit_study.delay(built.study.pk, "nightly")
+    enqueue("ranking.tasks.refit_study", built.study.pk, "nightly")
     rows = _wait_for_snapshots(built.study, 5)
     # Whenever the duplicates ran, the unique fingerprint let each input in once: the new
     # judgment adds a human and an all-judges snapshot, the LLM inputs did not change.

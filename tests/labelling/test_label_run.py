@@ -50,17 +50,31 @@ def test_a_label_run_labels_every_completion_and_feeds_the_analyses(fake_llm, pr
     assert fake_llm.state.total == before and run_counts(again)["done"] == 12
 
 
-@pytest.mark.parametrize("flag", ["offtaxonomy", "badevidence"])
-def test_a_broken_label_reply_is_repaired_once_then_invalid(fake_llm, flag):
+def test_a_label_reply_that_breaks_the_schema_is_repaired_once_then_invalid(fake_llm):
     study = build_labelled_study(n_contexts=1)
-    run = _run(study, "label", endpoint(fake_llm, f"labeller-{flag}", model=f"labeller-{flag}"))
+    ep = endpoint(fake_llm, "labeller-offtaxonomy", model="labeller-offtaxonomy")
+    run = _run(study, "label", ep)
     counts = run_counts(run)
     assert counts["invalid"] == 3 and counts["done"] == 0
     unit = run.units.first()
     assert unit.status == UnitStatus.INVALID and unit.repairs == 1
-    reason = "not in the taxonomy" if flag == "offtaxonomy" else "copied exactly"
-    assert reason in unit.error and unit.raw_reply
+    assert "not in the taxonomy: 'Self-disclosure'" in unit.error and unit.raw_reply
     assert not CompletionLabels.objects.exists()
+
+
+def test_evidence_not_in_the_response_is_set_aside_and_the_labels_are_stored(fake_llm):
+    study = build_labelled_study(n_contexts=1)
+    run = _run(study, "label", endpoint(fake_llm, "labeller-bad", model="labeller-badevidence"))
+    assert run_counts(run)["done"] == 3 and all(u.repairs == 0 for u in run.units.all())
+    first = strategies.STRATEGY_NAMES[0]
+    for row in CompletionLabels.objects.filter(label_set__run=run):
+        assert row.labels[first]["status"] == "present" and first in row.present
+        assert row.labels[first]["evidence"] is None
+        assert row.labels[first]["evidence_unverified"] == "words never said"
+    unit = run.units.first()
+    assert unit.result["normalised"] == [
+        f"{first}: evidence not found in the response, set aside (status kept)"
+    ]
 
 
 def test_a_broken_label_reply_that_the_repair_fixes_is_stored(fake_llm):
@@ -142,7 +156,7 @@ def test_a_rewrite_breaking_a_rule_is_repaired_once_then_invalid(fake_llm):
     counts = run_counts(run)
     assert counts["invalid"] == 2 and counts["done"] == 0
     unit = run.units.first()
-    assert "supporter turn 1 is not kept verbatim" in unit.error and unit.repairs == 1
+    assert "supporter turn 1, kept verbatim from the source" in unit.error and unit.repairs == 1
     assert not DialogueContext.objects.filter(adversarial=True).exists()
 
 

@@ -232,6 +232,7 @@ def test_beat_polls_the_batches_on_the_llm_queue():
     from django.conf import settings
 
     entry = settings.CELERY_BEAT_SCHEDULE["llm-poll-batches"]
+    current_app.loader.import_default_modules()  # as a worker or beat does when it starts
     assert entry["task"] in current_app.tasks
     route = current_app.amqp.router.route({}, entry["task"])
     assert route["queue"].name == "llm"

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.utils.html import escape
 
 from annotation.models import Judgment
 from completions.access import STUDY_ADMINS
 from completions.llm.models import Endpoint, Run
+from completions.models import Completion
 from tests.llm.builders import endpoint, study_with_pairs
 
 pytestmark = pytest.mark.django_db
@@ -124,3 +126,34 @@ def test_editing_the_supporter_prompt_adds_a_version(admin_client):
     admin_client.post(f"/studio/{study.slug}/llm/prompt/", {"text": "Be kind, 2 sentences."})
     prompt = supporter_prompt_current(study)
     assert prompt.version == 2 and prompt.text == "Be kind, 2 sentences."
+
+
+def test_a_finished_generate_run_shows_its_replies_and_the_next_step(
+    admin_client, fake_llm, django_capture_on_commit_callbacks
+):
+    study = study_with_pairs(2)
+    writer = endpoint(fake_llm, "page-generator", family="llama")
+    admin_client.post(
+        f"/studio/{study.slug}/llm/plan/", {"kind": "generate", "endpoints": [writer.pk]}
+    )
+    run = Run.objects.get(study=study)
+    planned = admin_client.get(f"/studio/{study.slug}/llm/runs/{run.pk}/").content.decode()
+    assert "The replies it wrote" not in planned  # nothing written yet
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(f"/studio/{study.slug}/llm/runs/{run.pk}/start/")
+    page = admin_client.get(f"/studio/{study.slug}/llm/runs/{run.pk}/").content.decode()
+    assert 'This run wrote <a href="#texts">2 replies</a>' in page
+    assert f'href="/studio/{study.slug}/downloads/completions.csv"' in page
+    assert f'<a class="button" href="/studio/{study.slug}/pairs/">' in page
+    assert "Add the new replies to the pairs" in page  # the study already had pairs
+    written = Completion.objects.filter(system__name="page-generator")
+    assert written.count() == 2 and all(escape(c.text) in page for c in written)
+
+
+def test_the_launch_form_marks_each_field_with_the_runs_it_is_for(admin_client, fake_llm):
+    study = study_with_pairs(1)
+    endpoint(fake_llm, "page-any", family="gpt")
+    html = admin_client.get(f"/studio/{study.slug}/llm/").content.decode()
+    assert 'data-kind-field="id_kind"' in html
+    assert 'data-kinds="adversarial"' in html and 'data-kinds="generate judge label"' in html
+    assert html.count('<p class="help" data-kinds=') == 4  # what the endpoints are, per kind

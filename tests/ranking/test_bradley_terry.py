@@ -156,7 +156,7 @@ def test_it_gives_finite_estimates_and_warns_when_a_system_always_wins():
     frame = comparisons(
         [("champ", "B", "a"), ("C", "champ", "b"), ("B", "C", "a"), ("C", "B", "a")] * 3
     )
-    with pytest.warns(bt.BradleyTerryWarning, match=r"\['champ'\] always win"):
+    with pytest.warns(bt.BradleyTerryWarning, match=r"champ always wins against"):
         result = bt.fit(frame)
     assert np.isfinite(result[["theta", "elo", "se", "ci_low", "ci_high"]].to_numpy()).all()
     assert result.index[0] == "champ"
@@ -164,7 +164,7 @@ def test_it_gives_finite_estimates_and_warns_when_a_system_always_wins():
 
 def test_it_gives_finite_estimates_and_names_the_components_of_a_disconnected_graph():
     frame = comparisons([("A", "B", "a"), ("B", "A", "a"), ("C", "D", "a"), ("D", "C", "tie")])
-    with pytest.warns(bt.BradleyTerryWarning, match=r"disconnected.*\['A', 'B'\].*\['C', 'D'\]"):
+    with pytest.warns(bt.BradleyTerryWarning, match=r"disconnected.*: A and B; C and D\)"):
         result = bt.fit(frame, ci="bootstrap", bootstrap_rounds=50)
     assert np.isfinite(result[["elo", "se", "ci_low", "ci_high"]].to_numpy()).all()
 

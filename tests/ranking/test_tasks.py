@@ -14,17 +14,18 @@ pytestmark = pytest.mark.django_db
 def test_refit_study_stores_three_snapshots_and_is_safe_to_run_twice():
     built = build_study()
     add_known_verdicts(built)
-    first = tasks.refit_study.delay(built.study.pk, "manual").get()
-    second = tasks.refit_study.delay(built.study.pk, "nightly").get()
+    first = tasks.refit_study(built.study.pk, "manual")
+    second = tasks.refit_study(built.study.pk, "nightly")
     assert first == second
     assert LeaderboardSnapshot.objects.filter(study=built.study).count() == 3
 
 
-def test_refit_all_studies_refits_active_studies_only():
+def test_refit_all_studies_refits_active_studies_only(django_capture_on_commit_callbacks):
     active = build_study()
     add_known_verdicts(active)
     inactive = StudyFactory(status="closed")
-    refitted = tasks.refit_all_studies.delay().get()
+    with django_capture_on_commit_callbacks(execute=True):  # eager: each job runs at once
+        refitted = tasks.refit_all_studies()
     assert active.study.pk in refitted
     assert inactive.pk not in refitted
     assert not LeaderboardSnapshot.objects.filter(study=inactive).exists()
@@ -32,7 +33,7 @@ def test_refit_all_studies_refits_active_studies_only():
 
 
 def test_ranking_tasks_go_to_the_refit_queue_and_beat_names_the_nightly_job():
-    route = app.amqp.router.route({}, tasks.refit_study.name)
-    assert route["queue"].name == "refit"
+    for task in (tasks.refit_study, tasks.refit_job_run):
+        assert app.amqp.router.route({}, task.name)["queue"].name == "refit"
     schedule = app.conf.beat_schedule["nightly-refit"]
     assert schedule["task"] == tasks.refit_all_studies.name == "ranking.tasks.refit_all_studies"

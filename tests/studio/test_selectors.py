@@ -9,6 +9,7 @@ from annotation.models import Pair, Rater
 from completions.models import DialogueContext, Study
 from heart_site.studio.selectors import checklist_rows, next_step_row, study_checklist
 from tests.annotation.rater_data import build_study
+from tests.factories import JudgmentFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -25,6 +26,17 @@ def test_an_empty_study_starts_with_its_material():
     assert next_step_row(study_checklist(study=study)).key == "systems"
 
 
+def test_an_empty_studys_raters_are_never_done_and_it_opens_only_with_pairs():
+    study = Study.objects.create(slug="empty", name="Empty")
+    assert study.status == "draft"  # new studies start as drafts
+    # A rater who followed the link of the empty study was told to return it: finished.
+    Rater.objects.create(study=study, pseudonym="r-gone", finished_at=timezone.now())
+    rows = _by_key(study)
+    assert not rows["raters"].done and rows["raters"].count == 0
+    assert not rows["open"].done and rows["open"].detail.startswith("draft")
+    assert rows["open"].next_step == "Open the study (once it has pairs)"
+
+
 def test_counts_follow_pairs_raters_and_judgments():
     study = build_study(n_contexts=2, quota=1, writers_per_context=1)
     Rater.objects.create(study=study, pseudonym="r-a", consented_at=timezone.now())
@@ -36,8 +48,16 @@ def test_counts_follow_pairs_raters_and_judgments():
     assert (rows["contexts"].count, rows["systems"].count, rows["completions"].count) == (2, 3, 6)
     assert rows["human_completions"].count == 2 and rows["human_completions"].target == 2
     assert rows["pairs"].count == 6 and rows["pairs"].detail == "0 complete"
-    assert rows["raters"].detail == "1 active, 1 finished, 1 flagged or excluded"
+    assert rows["open"].done and rows["open"].detail == "open"
+    # r-b finished without judging anything: the study has not been judged by anyone yet.
+    assert rows["raters"].count == 0 and not rows["raters"].done
+    assert rows["raters"].detail == ("finished; 1 active, 1 finished in all, 1 flagged or excluded")
     assert (rows["judgments"].count, rows["judgments"].target) == (0, 6)
+    assert next_step_row(list(rows.values())).key == "raters"
+    pair = Pair.objects.filter(study=study).first()
+    JudgmentFactory(pair=pair, rater=Rater.objects.get(pseudonym="r-b"), judge="r-b")
+    rows = _by_key(study)
+    assert rows["raters"].count == 1 and rows["raters"].done
     assert next_step_row(list(rows.values())).key == "judgments"
     Pair.objects.filter(study=study).update(n_judgments=1)
     rows = study_checklist(study=study)

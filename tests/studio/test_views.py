@@ -5,12 +5,14 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Pair
 from completions.models import Completion, DialogueContext, Study
 from heart_site.models import ImportJob
 from heart_site.studio.services import import_job_run
+from tests.factories import PairFactory
 
 from .files import bad_contexts_jsonl, completions_jsonl, contexts_jsonl
 
@@ -92,7 +94,6 @@ def test_creating_a_study_groups_settings_as_in_the_paper_and_rejects_bad_values
         "lease_seconds": 900,
         "rationale_max_chars": 500,
         "writers_per_context": 3,
-        "writer_max_words": 60,
         "quality_check_rate": 1.5,
         "pair_design": "all",
         "pair_seed": 0,
@@ -127,7 +128,31 @@ def test_the_hub_counts_and_points_at_the_next_step(upload, admin_client, study)
     assert '<a class="button" href="/studio/s1/pairs/">Design the pairs</a>' in html
 
 
+def test_a_new_study_is_a_draft_that_opens_only_once_it_has_pairs(upload, admin_client, study):
+    assert study.status == "draft"
+    html = admin_client.get("/studio/s1/").content.decode()
+    assert "It can open once it has pairs" in html
+    url = reverse("studio:status", args=["s1"])
+    refused = admin_client.post(url, {"status": "open"}, follow=True).content.decode()
+    assert "The study cannot open yet: it has no pairs for raters to judge." in refused
+    study.refresh_from_db()
+    assert study.status == "draft"
+    # A rater who follows the link meanwhile is told it has not started: nothing is recorded.
+    rater_page = Client().get(f"/r/{study.invite_token}/").content.decode()
+    assert "This study has not started yet" in rater_page
+    upload(admin_client, study, "contexts", "c.jsonl", contexts_jsonl())
+    upload(admin_client, study, "completions", "m.jsonl", completions_jsonl())
+    admin_client.post(reverse("studio:pairs", args=["s1"]), {"design": "all", "create": "1"})
+    html = admin_client.get("/studio/s1/").content.decode()
+    assert '<a class="button" href="/studio/s1/#recruit">Open the study</a>' in html
+    opened = admin_client.post(url, {"status": "open"}, follow=True).content.decode()
+    assert "Study opened: raters and writers can work." in opened
+    study.refresh_from_db()
+    assert study.status == "open"
+
+
 def test_open_pause_close_set_the_status(admin_client, study):
+    PairFactory(context__study=study)  # something to judge: the study may open
     url = reverse("studio:status", args=["s1"])
     for status in ("paused", "closed", "open"):
         response = admin_client.post(url, {"status": status}, follow=True)
@@ -135,6 +160,7 @@ def test_open_pause_close_set_the_status(admin_client, study):
         assert study.status == status
         assert "Study " in response.content.decode()
     assert admin_client.post(url, {"status": "deleted"}).status_code == 400
+    assert admin_client.post(url, {"status": "draft"}).status_code == 400  # never back to draft
     assert admin_client.get(url).status_code == 405
 
 
@@ -145,7 +171,7 @@ def test_editing_keeps_the_slug(admin_client, study):
 
 def test_uploads_import_all_or_nothing_with_their_report(upload, admin_client, study):
     page = upload(admin_client, study, "contexts", "c.jsonl", contexts_jsonl()).content.decode()
-    assert "c.jsonl: imported (the import ran at once)." in page
+    assert "c.jsonl looks like JSON Lines contexts: imported (the import ran at once)." in page
     assert "contexts created: 3" in page
     page = upload(admin_client, study, "contexts", "bad.jsonl", bad_contexts_jsonl())
     html = page.content.decode()

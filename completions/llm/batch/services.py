@@ -54,9 +54,11 @@ def batch_run_start(*, run: Run, submit: bool = True) -> bool:
         params={**run.params, "batch": True},
     )
     if changed and submit:
-        from .tasks import llm_batch_submit
+        from heart_site.enqueue import enqueue
 
-        transaction.on_commit(lambda: llm_batch_submit.delay(run.pk))
+        transaction.on_commit(
+            lambda: enqueue("completions.llm.batch.tasks.llm_batch_submit", run.pk)
+        )
     return bool(changed)
 
 

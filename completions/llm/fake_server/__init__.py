@@ -40,12 +40,13 @@ async def _health(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
 
 
-def create_app() -> web.Application:
+def create_app(*, draw: bool = False) -> web.Application:
+    """The app; `draw`: answer every structured request with a value drawn from its schema."""
     app = web.Application(client_max_size=16 * 1024 * 1024)
-    app[core.STATE] = core.ServerState()
+    app[core.STATE] = core.ServerState(draw=draw)
     openai_protocol.add_routes(app)
     anthropic_protocol.add_routes(app)
-    batches.add_routes(app)  # OpenAI Batch and Anthropic Message Batches (i12)
+    batches.add_routes(app)  # OpenAI Batch and Anthropic Message Batches
     app.router.add_get("/_control/stats", _stats)
     app.router.add_get("/_control/ttft", _ttft)
     app.router.add_post("/_control/reset", _reset)
@@ -56,9 +57,9 @@ def create_app() -> web.Application:
 class FakeServer:
     """The server on a background thread (tests): `with FakeServer() as server: server.url`."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, draw: bool = False) -> None:
         self.host, self.port = host, port
-        self.app = create_app()
+        self.app = create_app(draw=draw)
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True, name="fake-llm-server")

@@ -11,7 +11,9 @@ breaks the requested schema; ``bad=utf8|nul[*N]`` a reply with bytes that are no
 with a NUL and a lone surrogate; ``flood=MB|endless|noise`` a reply of MB megabytes, one that
 never ends, or an endless stream without text (flood.py); ``hang[*N]`` never answer;
 ``drop=K[*N]`` cut the connection after K content chunks; ``bias=X`` the judge's pull towards
-the first-shown reply (default 0.15).
+the first-shown reply (default 0.15); ``draw`` answers a structured request with any object its
+JSON schema allows, drawn from the schema in the request (see ``schema_draw``), instead of the
+built-in plausible replies.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class Behaviour:
     hang: Misbehaviour | None = None
     drop: Misbehaviour | None = None
     flood: str | None = None
+    draw: bool = False
 
 
 def _misbehaviour(raw: str) -> Misbehaviour:
@@ -64,6 +67,8 @@ def parse(model: str, header: str | None = None) -> Behaviour:
             behaviour.flood = value
         elif name in ("status", "bad", "drop"):
             setattr(behaviour, name, _misbehaviour(value))
+        elif name == "draw":
+            behaviour.draw = True
         elif name.startswith("hang"):
             behaviour.hang = _misbehaviour(name.removeprefix("hang") or "")
     return behaviour

@@ -20,6 +20,7 @@ STATE = web.AppKey("state", "ServerState")
 
 # Streams whose first-token delay the server remembers (for /_control/ttft), newest kept.
 TTFT_LOG_SIZE = 100_000
+SCHEMA_LOG_SIZE = 256
 
 
 class ServerState:
@@ -27,17 +28,21 @@ class ServerState:
     remembers per streamed request the delay it really injected before the first content token
     (request arrival to that frame's write, in ms), keyed by the request id it answered with."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, draw: bool = False) -> None:
         self.counts: Counter[str] = Counter()
         self.total = 0
         self.ttft: deque[tuple[str, float]] = deque(maxlen=TTFT_LOG_SIZE)
         self.largest_request = 0  # bytes: a client must never send a flood back
+        self.draw = draw  # every structured reply drawn from its request's schema
+        # The JSON schemas as they arrived in request bodies (newest kept), for the tests.
+        self.schemas: deque[dict[str, Any]] = deque(maxlen=SCHEMA_LOG_SIZE)
 
     def reset(self) -> None:
         self.counts.clear()
         self.total = 0
         self.ttft.clear()
         self.largest_request = 0
+        self.schemas.clear()
 
     def count(self, model: str, prompt_hash: str) -> int:
         self.counts[f"{model}|{prompt_hash}"] += 1
@@ -58,6 +63,7 @@ class Exchange:
     attempt: int
     tokens_in: int
     arrived: float = 0.0  # perf_counter when the handler got the request
+    draw: bool = False  # a structured reply drawn from the schema (schema_draw)
 
     @property
     def request_id(self) -> str:
@@ -70,6 +76,10 @@ class Exchange:
             return "Sure! Here is my verdict: A is better, I think."
         if bad == "schema" and self.schema is not None:
             return json.dumps(replies.breaking(self.schema))
+        if self.draw and self.schema is not None:
+            from .schema_draw import draw
+
+            return json.dumps(draw(self.schema, replies.digest(b.base_model, self.prompt)))
         return replies.reply_text(b.base_model, self.prompt, self.schema, b.bias)
 
     def pieces(self) -> list[str]:
@@ -96,6 +106,8 @@ def start(
     state = request.app[STATE]
     attempt = state.count(behaviour.base_model, prompt_hash)
     state.largest_request = max(state.largest_request, request.content_length or 0)
+    if schema is not None:
+        state.schemas.append(schema)
     return Exchange(
         behaviour=behaviour,
         model=behaviour.base_model,
@@ -106,6 +118,7 @@ def start(
         attempt=attempt,
         tokens_in=max(1, len(prompt) // 4),
         arrived=time.perf_counter() if arrived is None else arrived,
+        draw=behaviour.draw or state.draw,
     )
 
 

@@ -61,9 +61,25 @@ def _between(prompt: str, tag: str) -> str:
     return match.group(1).strip() if match else ""
 
 
+def _replies(prompt: str) -> tuple[str, str]:
+    """The two replies a judge prompt shows: from its JSON material block (heart-judge-v2 on),
+    or from the <response_a>/<response_b> tags of the first template."""
+    try:
+        parts = json.loads(prompt)
+    except ValueError:
+        parts = [prompt]
+    for part in parts:
+        content = part.get("content", "") if isinstance(part, dict) else str(part)
+        match = re.search(r"<material>\n(.*)\n</material>", content, re.S)
+        if match:
+            material = json.loads(match.group(1))
+            return material["response_a"], material["response_b"]
+    return _between(prompt, "response_a"), _between(prompt, "response_b")
+
+
 def judge_verdict(model: str, prompt: str, bias: float) -> dict[str, Any]:
     """Prefer the warmer, well-sized reply, with a little noise and a first-position pull."""
-    first, second = _between(prompt, "response_a"), _between(prompt, "response_b")
+    first, second = _replies(prompt)
     noise = (digest(model, prompt) % 1000) / 1000 - 0.5
     diff = _score(first) - _score(second) + bias + 0.6 * noise
     winner = "a" if diff >= 0 else "b"
@@ -123,7 +139,7 @@ def reply_text(model: str, prompt: str, schema: dict[str, Any] | None, bias: flo
         return supportive_reply(model, prompt)
     if "winner" in schema.get("properties", {}):
         return json.dumps(judge_verdict(model, prompt, bias))
-    from .strategy_replies import reply as strategy_reply  # labelling and rewrites (i12)
+    from .strategy_replies import reply as strategy_reply  # labelling and rewrites
 
     special = strategy_reply(model, prompt, schema)
     if special is not None:

@@ -3,10 +3,11 @@
 Labels: keyword rules over the response text, with evidence copied from it. Rewrites: every
 seeker turn rewritten with the hostility asked for, supporter turns copied.
 
-A model name can ask for a broken reply (tests): ``offtaxonomy`` adds a strategy outside the
-taxonomy, ``badevidence`` quotes words the response never says, ``brokenrule`` changes a
-supporter turn; with ``-once`` in the name only the first reply is broken and the repair
-(whose prompt carries the engine's "did not match" note) comes back valid.
+A model name can ask for an odd reply (tests): ``offtaxonomy`` adds a strategy outside the
+taxonomy and ``brokenrule`` changes a supporter turn (both break the schema sent);
+``badevidence`` quotes words the response never says (the schema allows it: the evidence is
+set aside). With ``-once`` in the name only the first reply is odd and the repair (whose
+prompt carries the engine's "did not match" note) comes back valid.
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ def rewrite_reply(model: str, prompt: str) -> str:
             out.append({"speaker": "supporter", "text": turn["text"], "hostility": None})
     if _broken(model, "brokenrule", prompt) and out:
         out[0]["text"] = "Hey. " + out[0]["text"]
-    return json.dumps({"turns": out})
+    return json.dumps({"turns": {f"turn_{i}": turn for i, turn in enumerate(out, start=1)}})
 
 
 def reply(model: str, prompt: str, schema: dict[str, Any]) -> str | None:
