@@ -269,6 +269,9 @@ def main() -> None:
     os.environ["DATABASE_URL"] = bench_database_url(base_url, name=BENCH_DB)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heart_site.settings")
     os.environ.setdefault("SECRET_KEY", "benchmark-only-key-not-secret-0123456789abcdef")
+    # The fake server is on this machine: allowed here as the demo allows it.
+    os.environ.setdefault("LLM_ALLOWED_HOSTS", "127.0.0.1")
+    os.environ.setdefault("LLM_ALLOW_PRIVATE_NETWORKS", "1")
     use_worker = bool(os.environ.get("REDIS_URL"))
     port = args.server_port or free_port()
     server_url = f"http://127.0.0.1:{port}"

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from annotation.models import Pair
 from completions.access import STUDY_ADMINS, WRITERS
+from completions.llm.services import EndpointError
 from completions.models import DialogueContext, Study, StudyStatus
 from completions.writing.models import WritingContext
 from completions.writing.services import writing_contexts_open, writing_settings
@@ -219,7 +220,11 @@ def load_demo(*, stdout=None) -> Study:
         study_set_status(study=study, status=StudyStatus.OPEN)
     _ensure_groups()
     demo_writing_enable(study)
-    demo_llm_endpoints()
+    try:
+        demo_llm_endpoints()
+    except EndpointError as exc:  # the operator has not allowed the local fake server
+        if stdout:
+            stdout.write(f"Demo LLM endpoints not registered: {exc}")
     return study
 
 
@@ -250,7 +255,9 @@ DEMO_LLM_ENDPOINTS = [
 
 def demo_llm_endpoints(base_url: str | None = None) -> list:
     """Register the clearly labelled demo endpoints pointing at the local fake server: a judge
-    run or a generation works without any API key (the replies are simulated)."""
+    run or a generation works without any API key (the replies are simulated). The fake server
+    is a local address: the operator allows it (scripts/demo.sh sets LLM_ALLOWED_HOSTS and
+    LLM_ALLOW_PRIVATE_NETWORKS), else EndpointError says why."""
     import os
 
     from completions.llm.services import endpoint_upsert

@@ -324,6 +324,37 @@ LLM_STREAMS_PER_PROCESS = env.int("LLM_STREAMS_PER_PROCESS", default=4)
 LLM_EAGER_THREAD = env.bool("LLM_EAGER_THREAD", default=True)
 # Provider batch APIs (OpenAI Batch, Anthropic Message Batches) charge this share of the price.
 LLM_BATCH_PRICE_FACTOR = env.float("LLM_BATCH_PRICE_FACTOR", default=0.5)
+# Providers and endpoints (docs/security.md, "Providers and endpoints"). Hosts the workers may
+# call (exact names, ".example.org" for a domain and its subdomains, "*" for any public host);
+# private and local addresses (127.0.0.1, 10/8, 192.168/16, ::1, link-local, and names that
+# resolve to them) only when LLM_ALLOW_PRIVATE_NETWORKS is on (scripts/demo.sh turns it on for
+# the bundled fake server; a local vLLM or Ollama needs it too, and its host on the list).
+LLM_ALLOWED_HOSTS = env.list("LLM_ALLOWED_HOSTS", default=["api.openai.com", "api.anthropic.com"])
+LLM_ALLOW_PRIVATE_NETWORKS = env.bool("LLM_ALLOW_PRIVATE_NETWORKS", default=False)
+# Environment variables a shared endpoint may name as its key (superusers and the CLI only;
+# the server's own secrets never, whatever this says).
+LLM_KEY_ENV_ALLOWLIST = env.list(
+    "LLM_KEY_ENV_ALLOWLIST", default=["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
+)
+# Fernet key(s) that encrypt the API keys study admins enter (comma-separated: the first
+# encrypts, all decrypt). Unset: keys cannot be entered in the form.
+LLM_KEY_ENCRYPTION_KEY = env.list("LLM_KEY_ENCRYPTION_KEY", default=[])
+# The longest reply a call may return, in characters, by run kind ("default" for the others):
+# a provider that sends more is cut off there and the unit is invalid ("reply too large").
+# Override with e.g. LLM_REPLY_MAX_CHARS="judge=8000,default=50000".
+LLM_REPLY_MAX_CHARS = {
+    "default": 100_000,
+    "judge": 16_000,
+    "label": 32_000,
+    **{
+        kind.strip(): int(chars)
+        for kind, _, chars in (
+            item.partition("=") for item in env.list("LLM_REPLY_MAX_CHARS", default=[])
+        )
+    },
+}
+# How much of an invalid or failed reply a unit keeps (its full length and SHA-256 are kept too).
+LLM_RAW_REPLY_KEEP_CHARS = env.int("LLM_RAW_REPLY_KEEP_CHARS", default=20_000)
 
 LOGGING = {
     "version": 1,

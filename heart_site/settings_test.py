@@ -48,3 +48,9 @@ WHITENOISE_USE_FINDERS = True
 RATER_CREATE_RATE = "100000/m"
 RATER_ENTRY_RATE = "100000/m"
 AXES_FAILURE_LIMIT = 100000  # tests/heart_site/test_logins.py sets its own
+# The fake LLM server and the tests' listeners run on this machine: the tests allow local
+# model servers as the demo does (tests/llm/test_endpoint_security.py turns this off again).
+LLM_ALLOWED_HOSTS = ["api.openai.com", "api.anthropic.com", "127.0.0.1", "localhost"]
+LLM_ALLOW_PRIVATE_NETWORKS = True
+LLM_KEY_ENV_ALLOWLIST = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HEART_TEST_KEY"]
+LLM_KEY_ENCRYPTION_KEY = ["n7ZRk5jvGd0dVw3bQm3dK8m0M5c2wq5yq0Yc0xw8f9Q="]

@@ -11,6 +11,10 @@ FAKE_LLM_PORT="${FAKE_LLM_PORT:-8765}"
 HEALTH_WAIT="${HEALTH_WAIT:-180}"  # seconds the server may take to answer /healthz
 BASE="http://127.0.0.1:${PORT}"
 export HEART_DEMO_LLM_URL="http://127.0.0.1:${FAKE_LLM_PORT}"
+# The fake server is a local address: the demo allows it (production allows only the hosts the
+# operator lists, private networks off; docs/security.md, "Providers and endpoints").
+export LLM_ALLOWED_HOSTS="${LLM_ALLOWED_HOSTS:-api.openai.com,api.anthropic.com,127.0.0.1}"
+export LLM_ALLOW_PRIVATE_NETWORKS="${LLM_ALLOW_PRIVATE_NETWORKS:-1}"
 
 banner="$(mktemp)"
 FAKE_LLM_PID=""

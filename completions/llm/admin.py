@@ -1,15 +1,56 @@
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 
 from .models import CachedCall, Endpoint, Run, Unit
+from .services import EndpointError, endpoint_check
+
+
+class EndpointAdminForm(forms.ModelForm):
+    """The same host and key rules as the studio and the CLI. The stored key is never shown
+    here: it is set or replaced on the study's LLM page."""
+
+    class Meta:
+        model = Endpoint
+        fields = [
+            "name",
+            "label",
+            "study",
+            "provider",
+            "base_url",
+            "model",
+            "family",
+            "api_key_env",
+            "price_in",
+            "price_out",
+            "max_concurrency",
+            "timeout_s",
+            "max_retries",
+            "is_demo",
+        ]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        try:
+            endpoint_check(
+                provider=data.get("provider", ""),
+                base_url=data.get("base_url", ""),
+                api_key_env=data.get("api_key_env", ""),
+                study_id=data["study"].pk if data.get("study") else None,
+            )
+        except EndpointError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return data
 
 
 @admin.register(Endpoint)
 class EndpointAdmin(admin.ModelAdmin):
-    list_display = ("name", "label", "provider", "model", "family", "base_url", "max_concurrency")
+    form = EndpointAdminForm
+    list_display = ("name", "study", "provider", "model", "family", "base_url", "key_source")
     list_filter = ("provider", "family", "is_demo")
     search_fields = ("name", "model", "family")
+    readonly_fields = ("key_source",)
 
 
 @admin.register(Run)
@@ -25,6 +66,9 @@ class UnitAdmin(admin.ModelAdmin):
     list_filter = ("status",)
     search_fields = ("key",)
     raw_id_fields = ("run", "call")
+    # A raw reply can be 20,000 characters: the admin shows the unit, the run page the reply.
+    exclude = ("raw_reply",)
+    readonly_fields = ("raw_reply_chars", "raw_reply_sha256", "raw_reply_cut")
 
 
 @admin.register(CachedCall)

@@ -11,6 +11,7 @@ results are stored in the transaction that marks their unit done, and a unit who
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import threading
@@ -28,7 +29,15 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from . import slots
-from .clients import CallError, ClientPool, EndpointConfig, LLMReply, LLMRequest, complete
+from .clients import (
+    CallError,
+    ClientPool,
+    EndpointConfig,
+    LLMReply,
+    LLMRequest,
+    complete,
+    reply_max_chars,
+)
 from .kinds import Done, InvalidReply, RunKind, get_kind
 from .models import CachedCall, Endpoint, Run, RunStatus, Unit, UnitStatus
 
@@ -47,6 +56,7 @@ def endpoint_config(endpoint: Endpoint) -> EndpointConfig:
         model=endpoint.model,
         base_url=endpoint.base_url,
         api_key_env=endpoint.api_key_env,
+        api_key_encrypted=endpoint.api_key_encrypted,
         timeout_s=endpoint.timeout_s,
         max_retries=endpoint.max_retries,
     )
@@ -61,8 +71,9 @@ class LoopThread:
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self._thread.start()
 
-    def call(self, endpoint: EndpointConfig, request: LLMRequest) -> Future:
-        return asyncio.run_coroutine_threadsafe(complete(self.pool, endpoint, request), self.loop)
+    def call(self, endpoint: EndpointConfig, request: LLMRequest, max_chars: int) -> Future:
+        call = complete(self.pool, endpoint, request, max_chars=max_chars)
+        return asyncio.run_coroutine_threadsafe(call, self.loop)
 
     def close(self) -> None:
         asyncio.run_coroutine_threadsafe(self.pool.close(), self.loop).result(30)
@@ -103,6 +114,7 @@ class Executor:
         )
         self.run = Run.objects.select_related("study").get(pk=run_id)
         self.kind: RunKind = get_kind(self.run.kind)
+        self.max_chars = reply_max_chars(self.run.kind)
         endpoints = Endpoint.objects.filter(units__run=self.run).distinct()
         self.endpoints = {e.pk: e for e in endpoints}
         self.configs = {pk: endpoint_config(e) for pk, e in self.endpoints.items()}
@@ -249,7 +261,8 @@ class Executor:
         for endpoint_id, queue in self.buffer.items():
             for _ in range(min(len(queue), max(0, self._free(endpoint_id)))):
                 work = queue.popleft()
-                self.inflight[runner.call(self.configs[endpoint_id], work.request)] = work
+                call = runner.call(self.configs[endpoint_id], work.request, self.max_chars)
+                self.inflight[call] = work
                 sent += 1
         return sent
 
@@ -452,18 +465,16 @@ class Executor:
             unit.result = result
             unit.error = ""
         elif outcome.error is not None:
-            unit.status = UnitStatus.FAILED
-            unit.error = f"{outcome.error.kind}: {outcome.error}"
-            unit.raw_reply = work.first_raw
+            error = outcome.error
+            # A reply cut at the cap is the provider's answer, unusable: invalid, not failed.
+            unit.status = UnitStatus.INVALID if error.kind == "too_large" else UnitStatus.FAILED
+            unit.error = f"{error.kind}: {error}"
+            _keep_raw(unit, _both(work, error.raw) if error.raw else work.first_raw, error.cut)
         else:
             unit.status = UnitStatus.INVALID
             first = f"first reply: {work.first_error}; " if work.first_raw else ""
             unit.error = f"{first}{'repair reply' if work.first_raw else 'reply'}: {invalid}"
-            unit.raw_reply = (
-                reply.text
-                if not work.first_raw
-                else (f"{work.first_raw}\n\n--- repair reply ---\n\n{reply.text}")
-            )
+            _keep_raw(unit, _both(work, reply.text), False)
         if reply is not None:
             endpoint = self.endpoints[unit.endpoint_id]
             unit.from_cache = reply.from_cache
@@ -499,11 +510,30 @@ class Executor:
         return dict(CachedCall.objects.filter(key__in=keys).values_list("key", "id"))
 
 
+def _both(work: Work, text: str) -> str:
+    """The raw reply as kept: after a repair, the first reply and the repair reply."""
+    if not work.first_raw:
+        return text
+    return f"{work.first_raw}\n\n--- repair reply ---\n\n{text}"
+
+
+def _keep_raw(unit: Unit, raw: str, cut: bool) -> None:
+    """Keep the first LLM_RAW_REPLY_KEEP_CHARS of a raw reply, with its full length and hash."""
+    keep = int(getattr(settings, "LLM_RAW_REPLY_KEEP_CHARS", 20_000))
+    unit.raw_reply = raw[:keep]
+    unit.raw_reply_chars = len(raw)
+    unit.raw_reply_sha256 = hashlib.sha256(raw.encode()).hexdigest() if raw else ""
+    unit.raw_reply_cut = cut
+
+
 UNIT_RESULT_FIELDS = [
     "status",
     "result",
     "error",
     "raw_reply",
+    "raw_reply_chars",
+    "raw_reply_sha256",
+    "raw_reply_cut",
     "finished_at",
     "claim_token",
     "lease_until",
@@ -523,12 +553,15 @@ UNIT_RESULT_FIELDS = [
 # bulk_update builds a CASE expression per field and unit, which cost more CPU than the calls.
 _PG_UPDATE = """
 UPDATE llm_unit AS u SET status = v.status, result = v.result, error = v.error,
-    raw_reply = v.raw_reply, finished_at = v.finished_at, claim_token = '', lease_until = NULL,
+    raw_reply = v.raw_reply, raw_reply_chars = v.raw_reply_chars,
+    raw_reply_sha256 = v.raw_reply_sha256, raw_reply_cut = v.raw_reply_cut,
+    finished_at = v.finished_at, claim_token = '', lease_until = NULL,
     request_hash = v.request_hash, repairs = v.repairs, from_cache = v.from_cache,
     call_id = v.call_id, tokens_in = v.tokens_in, tokens_out = v.tokens_out, cost = v.cost,
     ttft_ms = v.ttft_ms, latency_ms = v.latency_ms
 FROM jsonb_to_recordset(%s::jsonb) AS v(id bigint, status text, result jsonb, error text,
-    raw_reply text, finished_at timestamptz, request_hash text, repairs integer,
+    raw_reply text, raw_reply_chars integer, raw_reply_sha256 text, raw_reply_cut boolean,
+    finished_at timestamptz, request_hash text, repairs integer,
     from_cache boolean, call_id bigint, tokens_in integer, tokens_out integer,
     cost double precision, ttft_ms double precision, latency_ms double precision)
 WHERE u.id = v.id
@@ -548,6 +581,9 @@ def _units_save_results(units: list[Unit]) -> None:
             "result": u.result,
             "error": u.error,
             "raw_reply": u.raw_reply,
+            "raw_reply_chars": u.raw_reply_chars,
+            "raw_reply_sha256": u.raw_reply_sha256,
+            "raw_reply_cut": u.raw_reply_cut,
             "finished_at": u.finished_at.isoformat() if u.finished_at else None,
             "request_hash": u.request_hash,
             "repairs": u.repairs,

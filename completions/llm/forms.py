@@ -22,6 +22,29 @@ PROFILE_CHOICES = [
 
 
 class EndpointForm(forms.ModelForm):
+    """Add or update an endpoint from a study's LLM page.
+
+    A study admin's endpoint belongs to the study and carries its own key, typed once, stored
+    encrypted and never shown again. A superuser may also share an endpoint with every study
+    and give it a key variable from the operator's list instead. The host and key rules
+    themselves are the service's (`services.endpoint_check`), whoever saves."""
+
+    api_key = forms.CharField(
+        label="API key",
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="Stored encrypted and never shown again. Leave empty to keep the stored key "
+        "(or for a local server that needs none).",
+    )
+    remove_key = forms.BooleanField(label="Remove the stored key", required=False)
+    shared = forms.BooleanField(
+        label="Share with every study (superusers)",
+        required=False,
+        help_text="A shared endpoint is listed on every study's page; only superusers and the "
+        "command line change it.",
+    )
+
     class Meta:
         model = Endpoint
         fields = [
@@ -38,20 +61,54 @@ class EndpointForm(forms.ModelForm):
             "timeout_s",
             "max_retries",
         ]
+        labels = {"api_key_env": "Key variable (shared endpoints)"}
         help_texts = {
-            "base_url": "Empty for the provider's API; e.g. http://localhost:11434/v1 (Ollama) "
-            "or http://localhost:8000/v1 (vLLM).",
-            "api_key_env": "The NAME of the environment variable holding the key (e.g. "
-            "OPENAI_API_KEY), never the key itself. Empty for local servers.",
+            "base_url": "Empty for the provider's API. Other hosts (e.g. a vLLM or Ollama "
+            "server) only where the operator allows them.",
+            "api_key_env": "Instead of a key: the NAME of an environment variable of the "
+            "workers that holds it, from the operator's list (LLM_KEY_ENV_ALLOWLIST).",
         }
 
-    def clean_api_key_env(self) -> str:
-        value = self.cleaned_data["api_key_env"].strip()
-        if value and not value.replace("_", "").isalnum():
-            raise forms.ValidationError(
-                "Give the name of an environment variable (letters, digits, _), not a key."
+    def __init__(self, *args, user, study, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.user, self.study = user, study
+        if not user.is_superuser:
+            del self.fields["api_key_env"], self.fields["shared"]
+        self.order_fields([*self.Meta.fields[:6], "api_key", "remove_key"])
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"]
+        endpoint = self.instance
+        if endpoint.pk and not (
+            endpoint.study_id == self.study.pk or (endpoint.is_shared and self.user.is_superuser)
+        ):
+            raise forms.ValidationError(f"The name {name} is taken: choose another one.")
+        return name
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if not self.user.is_superuser and self.data.get("api_key_env"):
+            self.add_error(
+                None,
+                "Key variables are for shared endpoints set up by the operator: enter this "
+                "endpoint's own API key instead. No endpoint was saved.",
             )
-        return value
+        return data
+
+    def validate_unique(self) -> None:
+        """The name's owner is checked in clean_name; a same-named endpoint is updated."""
+
+    def owner(self):
+        """The study that owns the saved endpoint, or None for a shared one."""
+        return None if self.cleaned_data.get("shared") else self.study
+
+    def upsert_fields(self) -> dict:
+        data = self.cleaned_data
+        fields = {f: data[f] for f in self.Meta.fields if f in data and f != "name"}
+        if self.user.is_superuser and not data.get("shared"):
+            fields["api_key_env"] = ""  # a study's own endpoint never names a variable
+        key = "" if data.get("remove_key") else (data.get("api_key") or None)
+        return {"name": data["name"], "study": self.owner(), "api_key": key, **fields}
 
 
 # The run kinds each launch field belongs to; the page shows a field only for its kinds (every
@@ -76,7 +133,7 @@ class RunLaunchForm(forms.Form):
     kind = forms.ChoiceField(label="Run", choices=[])
     endpoints = forms.ModelMultipleChoiceField(
         label="Endpoints (judges for a judge run)",
-        queryset=Endpoint.objects.order_by("-is_demo", "name"),
+        queryset=Endpoint.objects.none(),
         widget=forms.CheckboxSelectMultiple,
     )
     budget_usd = forms.FloatField(
@@ -93,9 +150,10 @@ class RunLaunchForm(forms.Form):
         label="Source contexts (adversarial runs)", min_value=1, initial=20, required=False
     )
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, endpoints, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["kind"].choices = [(k, v) for k, v in LAUNCHABLE.items() if k in KINDS]
+        self.fields["endpoints"].queryset = endpoints  # the study's own and the shared ones
 
     def fields_by_kind(self) -> list[tuple[forms.BoundField, str]]:
         """Each field with the run kinds it is for ("" when it is for every kind)."""

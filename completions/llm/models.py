@@ -13,16 +13,36 @@ class Provider(models.TextChoices):
 
 
 class Endpoint(models.Model):
-    """A configured LLM. The API key never lives here: only the name of the variable holding it."""
+    """A configured LLM. Its key is either stored encrypted (`api_key_encrypted`, entered once in
+    the form) or read at call time from an environment variable on the operator's allow-list
+    (`api_key_env`, shared endpoints only): see completions/llm/keys.py. An endpoint belongs to
+    one study (its admins see and use it) or, with no study, is shared with every study
+    (superusers and the command line manage those)."""
 
     name = models.SlugField(max_length=100, unique=True)
+    study = models.ForeignKey(
+        "completions.Study",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="llm_endpoints",
+        help_text="The study that owns it; empty: shared with every study.",
+    )
     label = models.CharField(max_length=200, blank=True, help_text="Shown beside the name.")
     provider = models.CharField(max_length=16, choices=Provider.choices)
     base_url = models.URLField(blank=True, help_text="Empty: the provider's public API.")
     model = models.CharField(max_length=200)
     family = models.CharField(max_length=100, help_text="gpt, claude, gemini, llama, ...")
     api_key_env = models.CharField(
-        max_length=100, blank=True, help_text="Name of the environment variable with the key."
+        max_length=100,
+        blank=True,
+        help_text="Name of the environment variable with the key (LLM_KEY_ENV_ALLOWLIST only).",
+    )
+    api_key_encrypted = models.TextField(
+        blank=True, help_text="The key entered in the form, encrypted (never shown)."
+    )
+    api_key_hint = models.CharField(
+        max_length=8, blank=True, help_text="The stored key's last characters, e.g. …f3a9."
     )
     price_in = models.FloatField(default=0.0, help_text="USD per million input tokens.")
     price_out = models.FloatField(default=0.0, help_text="USD per million output tokens.")
@@ -45,6 +65,12 @@ class Endpoint(models.Model):
                 condition=Q(price_in__gte=0) & Q(price_out__gte=0),
                 name="endpoint_prices_non_negative",
             ),
+            # A study's own endpoint carries its own (encrypted) key: only the operator's
+            # shared endpoints name a variable of the server's environment.
+            models.CheckConstraint(
+                condition=Q(study__isnull=True) | Q(api_key_env=""),
+                name="endpoint_key_variable_shared_only",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -52,6 +78,19 @@ class Endpoint(models.Model):
 
     def cost(self, tokens_in: int, tokens_out: int) -> float:
         return (tokens_in * self.price_in + tokens_out * self.price_out) / 1_000_000
+
+    @property
+    def is_shared(self) -> bool:
+        return self.study_id is None
+
+    @property
+    def key_source(self) -> str:
+        """How calls authenticate, for pages: never the key itself."""
+        if self.api_key_encrypted:
+            return f"stored key {self.api_key_hint}".strip()
+        if self.api_key_env:
+            return f"variable {self.api_key_env}"
+        return "none"
 
 
 class EndpointSlot(models.Model):
@@ -147,7 +186,9 @@ class Unit(models.Model):
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="units")
     key = models.CharField(max_length=200, help_text="Unique in the run, e.g. pair:12/judge:3/ab")
-    endpoint = models.ForeignKey(Endpoint, on_delete=models.PROTECT, related_name="units")
+    # RESTRICT: an endpoint with units cannot be deleted, unless its study (and so the units'
+    # runs) is being deleted with it.
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.RESTRICT, related_name="units")
     payload = models.JSONField(default=dict, help_text="What the run kind needs (ids, order).")
     status = models.CharField(max_length=16, choices=UnitStatus.choices, default=UnitStatus.PENDING)
     claim_token = models.CharField(max_length=64, blank=True)
@@ -160,7 +201,19 @@ class Unit(models.Model):
         CachedCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="units"
     )
     from_cache = models.BooleanField(default=False)
-    raw_reply = models.TextField(blank=True, help_text="Kept for failures and invalid replies.")
+    raw_reply = models.TextField(
+        blank=True,
+        help_text="Kept for failures and invalid replies: the first LLM_RAW_REPLY_KEEP_CHARS.",
+    )
+    raw_reply_chars = models.PositiveIntegerField(
+        default=0, help_text="Full length of the raw reply (characters), before truncation."
+    )
+    raw_reply_sha256 = models.CharField(
+        max_length=64, blank=True, help_text="SHA-256 of the full raw reply (UTF-8)."
+    )
+    raw_reply_cut = models.BooleanField(
+        default=False, help_text="The provider sent more than the cap: reading stopped there."
+    )
     error = models.TextField(blank=True)
     result = models.JSONField(default=dict, blank=True)
     tokens_in = models.PositiveIntegerField(default=0)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import Left
+from django.shortcuts import get_object_or_404
 
 from .kinds import KINDS
 from .models import Endpoint, Run, Unit, UnitStatus
@@ -57,13 +59,43 @@ def runs_for_study(study) -> QuerySet[Run]:
     return Run.objects.filter(study=study).prefetch_related("endpoints").order_by("-created_at")
 
 
-def run_failures(run: Run, *, limit: int = 200) -> QuerySet[Unit]:
+# Characters of a raw reply shown on the run page; the rest is a download away.
+RAW_PREVIEW_CHARS = 2000
+
+
+def run_failures(run: Run) -> QuerySet[Unit]:
+    """Failed and invalid units for the run page: the raw reply's first RAW_PREVIEW_CHARS
+    characters only (as `raw_preview`), so a page of them stays small whatever was stored."""
     return (
         Unit.objects.filter(run=run, status__in=[UnitStatus.FAILED, UnitStatus.INVALID])
         .select_related("endpoint")
-        .order_by("id")[:limit]
+        .defer("raw_reply", "payload", "result")
+        .annotate(raw_preview=Left("raw_reply", RAW_PREVIEW_CHARS))
+        .order_by("id")
+    )
+
+
+def run_unit_raw(run: Run, unit_id: int) -> Unit:
+    return get_object_or_404(
+        Unit.objects.only("id", "key", "raw_reply", "raw_reply_chars", "raw_reply_sha256"),
+        run=run,
+        pk=unit_id,
     )
 
 
 def endpoints_all() -> QuerySet[Endpoint]:
-    return Endpoint.objects.order_by("-is_demo", "name")
+    """Every endpoint (the command line, superusers)."""
+    return Endpoint.objects.select_related("study").order_by("-is_demo", "name")
+
+
+def endpoint_named(name: str) -> Endpoint | None:
+    return Endpoint.objects.filter(name=name).first() if name else None
+
+
+def endpoints_for_study(study) -> QuerySet[Endpoint]:
+    """The endpoints a study may use and its admins may see: its own and the shared ones."""
+    return (
+        Endpoint.objects.filter(Q(study=study) | Q(study__isnull=True))
+        .select_related("study")
+        .order_by("-is_demo", "study_id", "name")
+    )

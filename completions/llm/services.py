@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterable
 from typing import Any
@@ -10,6 +11,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from . import hosts, keys
 from .kinds import get_kind
 from .models import Endpoint, Provider, Run, RunStatus, Unit, UnitStatus
 
@@ -33,11 +35,43 @@ RUN_TASK = "completions.llm.tasks.llm_run_execute"
 
 
 class EndpointError(ValueError):
-    """Bad endpoint settings: the message says which and why."""
+    """Bad endpoint settings: the message says which and why (`field`: the form field)."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
-def endpoint_upsert(*, name: str, **fields: Any) -> tuple[Endpoint, bool]:
-    """Create or update the endpoint called `name` (None values keep the current setting)."""
+_KEEP: Any = object()
+
+
+def endpoint_check(
+    *, provider: str, base_url: str, api_key_env: str, study_id: int | None, resolve: bool = True
+) -> None:
+    """The rules every endpoint obeys, however it is saved (form, API, CLI, Django admin):
+    an allowed host; a key variable only on a shared endpoint, and only one the operator lists."""
+    if problem := hosts.base_url_problem(provider, base_url, resolve=resolve):
+        raise EndpointError(f"base URL refused: {problem}", field="base_url")
+    if not api_key_env:
+        return
+    if study_id is not None:
+        raise EndpointError(
+            "key variables are for shared endpoints set up by the operator: enter this "
+            "endpoint's own API key instead",
+            field="api_key_env",
+        )
+    if problem := keys.key_env_problem(api_key_env):
+        raise EndpointError(problem, field="api_key_env")
+
+
+def endpoint_upsert(
+    *, name: str, study: Any = _KEEP, api_key: str | None = None, **fields: Any
+) -> tuple[Endpoint, bool]:
+    """Create or update the endpoint called `name` (None values keep the current setting).
+
+    `study`: the owning study, None for a shared endpoint (a new endpoint is shared unless
+    told). `api_key`: a key to store encrypted (it replaces a key variable); "" removes the
+    stored key."""
     fields = {k: v for k, v in fields.items() if v is not None}
     unknown = set(fields) - set(ENDPOINT_FIELDS)
     if unknown:
@@ -57,18 +91,59 @@ def endpoint_upsert(*, name: str, **fields: Any) -> tuple[Endpoint, bool]:
         endpoint = Endpoint(name=name)
     for key, value in fields.items():
         setattr(endpoint, key, value)
+    if study is not _KEEP:
+        endpoint.study = study
+    if api_key and fields.get("api_key_env"):
+        raise EndpointError("give either an API key or a key variable, not both", field="api_key")
+    if fields.get("api_key_env"):
+        endpoint.api_key_encrypted = endpoint.api_key_hint = ""  # one source of key
+    if api_key is not None:
+        _endpoint_key_set(endpoint, api_key)
+    endpoint_check(
+        provider=endpoint.provider,
+        base_url=endpoint.base_url,
+        api_key_env=endpoint.api_key_env,
+        study_id=endpoint.study_id,
+    )
     endpoint.full_clean()
     endpoint.save()
     return endpoint, created
 
 
-def endpoint_key_problem(endpoint: Endpoint) -> str | None:
-    """Why calls to this endpoint cannot authenticate here, or None."""
-    import os
+def _endpoint_key_set(endpoint: Endpoint, api_key: str) -> None:
+    if not api_key:
+        endpoint.api_key_encrypted = endpoint.api_key_hint = ""
+        return
+    if problem := keys.key_problem(api_key):
+        raise EndpointError(problem, field="api_key")
+    try:
+        endpoint.api_key_encrypted = keys.key_encrypt(api_key)
+    except keys.KeyUnavailable as exc:
+        raise EndpointError(str(exc), field="api_key") from None
+    endpoint.api_key_hint = keys.key_hint(api_key)
+    endpoint.api_key_env = ""  # one source of key: the stored one
 
-    if endpoint.api_key_env and not os.environ.get(endpoint.api_key_env):
-        return f"environment variable {endpoint.api_key_env} is not set for endpoint {endpoint}"
+
+def endpoint_key_problem(endpoint: Endpoint) -> str | None:
+    """Why calls to this endpoint cannot authenticate or reach their host here, or None."""
+    if endpoint.api_key_encrypted:
+        if not keys.can_store_keys():
+            return f"endpoint {endpoint} has a stored key but LLM_KEY_ENCRYPTION_KEY is not set"
+    elif endpoint.api_key_env:
+        if problem := keys.key_env_problem(endpoint.api_key_env):
+            return f"endpoint {endpoint}: {problem}"
+        if not os.environ.get(endpoint.api_key_env):
+            return f"environment variable {endpoint.api_key_env} is not set for endpoint {endpoint}"
+    if problem := hosts.base_url_problem(endpoint.provider, endpoint.base_url, resolve=False):
+        return f"endpoint {endpoint}: {problem}"
     return None
+
+
+def endpoints_check_usable(*, study, endpoints: Iterable[Endpoint]) -> None:
+    """An endpoint serves the study that owns it, or every study when shared."""
+    for endpoint in endpoints:
+        if endpoint.study_id not in (None, study.pk):
+            raise EndpointError(f"unknown endpoint: {endpoint.name}", field="endpoints")
 
 
 @transaction.atomic
@@ -86,6 +161,7 @@ def run_plan(
     endpoints = list(endpoints)
     if not endpoints:
         raise EndpointError("choose at least one endpoint")
+    endpoints_check_usable(study=study, endpoints=endpoints)
     if budget_usd is not None and budget_usd <= 0:
         raise EndpointError("the budget must be a positive amount of USD")
     run = Run.objects.create(

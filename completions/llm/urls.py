@@ -12,6 +12,11 @@ urlpatterns = [
     path("<slug:slug>/llm/prompt/", views.supporter_prompt, name="prompt"),
     path("<slug:slug>/llm/runs/<int:run_id>/", views.run_page, name="run"),
     path(
+        "<slug:slug>/llm/runs/<int:run_id>/units/<int:unit_id>/raw/",
+        views.unit_raw_reply,
+        name="unit-raw",
+    ),
+    path(
         "<slug:slug>/llm/runs/<int:run_id>/<str:action>/",
         views.run_action,
         name="run-action",

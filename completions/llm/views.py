@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
@@ -15,6 +16,8 @@ from .batch.selectors import batches_for_run
 from .forms import EndpointForm, RunLaunchForm, SupporterPromptForm
 from .models import Run, RunStatus
 
+FAILURES_PER_PAGE = 25
+
 
 def _run_for(request: HttpRequest, slug: str, run_id: int) -> Run:
     study = access_study_for_admin(request.user, slug)
@@ -25,14 +28,15 @@ def _hub(request, study, *, endpoint_form=None, launch_form=None, status=200) ->
     from completions.generation import supporter_prompt_current
 
     prompt = supporter_prompt_current(study)
+    endpoints = selectors.endpoints_for_study(study)
     context = {
         "prompt": prompt,
         "prompt_form": SupporterPromptForm(initial={"text": prompt.text}),
         "study": study,
-        "endpoints": selectors.endpoints_all(),
+        "endpoints": endpoints,
         "runs": [(run, selectors.run_counts(run)) for run in selectors.runs_for_study(study)[:50]],
-        "endpoint_form": endpoint_form or EndpointForm(),
-        "launch_form": launch_form or RunLaunchForm(),
+        "endpoint_form": endpoint_form or EndpointForm(user=request.user, study=study),
+        "launch_form": launch_form or RunLaunchForm(endpoints=endpoints),
     }
     return render(request, "llm/hub.html", context, status=status)
 
@@ -47,10 +51,15 @@ def llm_hub(request: HttpRequest, slug: str) -> HttpResponse:
 @study_admin_required
 def endpoint_add(request: HttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
-    form = EndpointForm(request.POST)
+    existing = selectors.endpoint_named(request.POST.get("name", ""))
+    form = EndpointForm(request.POST, instance=existing, user=request.user, study=study)
     if not form.is_valid():
         return _hub(request, study, endpoint_form=form, status=400)
-    endpoint = form.save()
+    try:
+        endpoint, _ = services.endpoint_upsert(**form.upsert_fields())
+    except services.EndpointError as exc:
+        form.add_error(exc.field if exc.field in form.fields else None, f"{exc}. Not saved.")
+        return _hub(request, study, endpoint_form=form, status=400)
     messages.success(request, f"Endpoint {endpoint.name} saved.")
     problem = services.endpoint_key_problem(endpoint)
     if problem:
@@ -77,7 +86,7 @@ def supporter_prompt(request: HttpRequest, slug: str) -> HttpResponse:
 @study_admin_required
 def run_plan(request: HttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
-    form = RunLaunchForm(request.POST)
+    form = RunLaunchForm(request.POST, endpoints=selectors.endpoints_for_study(study))
     if not form.is_valid():
         return _hub(request, study, launch_form=form, status=400)
     try:
@@ -99,12 +108,13 @@ def run_plan(request: HttpRequest, slug: str) -> HttpResponse:
 @study_admin_required
 def run_page(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     run = _run_for(request, slug, run_id)
+    failures = Paginator(selectors.run_failures(run), FAILURES_PER_PAGE)
     context = {
         "study": run.study,
         "run": run,
         "texts": _generated(run),
         "counts": selectors.run_counts(run),
-        "failures": selectors.run_failures(run),
+        "failures": failures.get_page(request.GET.get("page")),
         "key_problems": [p for e in run.endpoints.all() if (p := services.endpoint_key_problem(e))],
         "endpoint_names": ", ".join(sorted(e.name for e in run.endpoints.all())),
         "batches": batches_for_run(run),
@@ -129,6 +139,17 @@ def _generated(run: Run) -> dict | None:
         "first": list(texts[:TEXTS_SHOWN]),
         "study_has_pairs": Pair.objects.filter(study=run.study).exists(),
     }
+
+
+@require_GET
+@study_admin_required
+def unit_raw_reply(request: HttpRequest, slug: str, run_id: int, unit_id: int) -> HttpResponse:
+    """The stored raw reply of one unit as a plain-text download (never rendered as a page)."""
+    unit = selectors.run_unit_raw(_run_for(request, slug, run_id), unit_id)
+    response = HttpResponse(unit.raw_reply, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="run-{run_id}-unit-{unit.pk}.txt"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
 
 
 @require_POST

@@ -35,7 +35,9 @@ class RunCreate(serializers.Serializer):
         return value
 
     def validate_endpoints(self, names: list[str]) -> list[Endpoint]:
-        found = {e.name: e for e in Endpoint.objects.filter(name__in=names)}
+        # The study's own endpoints and the shared ones; another study's are unknown here.
+        usable = selectors.endpoints_for_study(self.context["study"])
+        found = {e.name: e for e in usable.filter(name__in=names)}
         missing = [n for n in names if n not in found]
         if missing:
             raise serializers.ValidationError(f"unknown endpoint(s): {', '.join(missing)}")
@@ -81,7 +83,7 @@ class RunList(StudyAdminApi):
     @extend_schema(request=RunCreate, responses={201: RunStatus})
     def post(self, request: Request, slug: str) -> Response:
         study = self.study()
-        form = RunCreate(data=request.data)
+        form = RunCreate(data=request.data, context={"study": study})
         form.is_valid(raise_exception=True)
         try:
             run = services.run_plan(

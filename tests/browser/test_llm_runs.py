@@ -59,3 +59,33 @@ def test_a_study_admin_launches_a_judge_run_and_watches_it_finish(
     assert Judgment.objects.filter(study=study, judge="demo-judge").count() == 24
     assert page.get_by_role("link", name="Leaderboard with LLM judges").is_visible()
     assert_accessible(page)
+
+
+def test_a_flooded_run_page_stays_small_readable_and_accessible(page, study_admin, fake_llm):
+    from completions.llm.executor import run_execute
+    from completions.llm.services import run_plan, run_start
+
+    study = study_with_pairs(3)
+    flood = endpoint(fake_llm, "flood-judge", model="judge@flood=20", family="mistral")
+    run = run_plan(study=study, kind="judge", endpoints=[flood])
+    run_start(run=run, dispatch=False)
+    run_execute(run.pk)
+    url = f"/studio/{study.slug}/llm/runs/{run.pk}/"
+    page.goto(f"/admin/login/?next={url}")
+    page.fill("#id_username", "lead")
+    page.fill("#id_password", "correct horse battery")
+    page.click("input[type=submit]")
+    page.wait_for_url(f"**{url}")
+    assert page.get_by_text("Page 1 of 2 (36 units)").is_visible()
+    page.get_by_text("Raw reply", exact=False).first.click()  # open the first one
+    assert page.get_by_role("link", name="Download the stored reply").first.is_visible()
+    assert_accessible(page)
+    page.get_by_role("link", name="Next").click()
+    page.wait_for_url("**?page=2*")
+    assert page.get_by_text("Page 2 of 2").is_visible()
+    # The endpoint form: a password field for the key, never filled in by the page.
+    page.goto(f"/studio/{study.slug}/llm/")
+    page.get_by_text("Add or update an endpoint").click()
+    key = page.get_by_label("API key")
+    assert key.get_attribute("type") == "password" and key.input_value() == ""
+    assert_accessible(page)

@@ -40,6 +40,15 @@ def test_the_app_services_get_their_settings_from_the_environment():
     assert "SECRET_KEY" in env
 
 
+def test_web_and_worker_share_the_llm_provider_settings_with_safe_defaults():
+    services = _compose()["services"]
+    for name in ("web", "worker"):
+        env = services[name]["environment"]
+        assert env["LLM_ALLOWED_HOSTS"].endswith(":-api.openai.com,api.anthropic.com}")
+        assert env["LLM_ALLOW_PRIVATE_NETWORKS"].endswith(":-0}")
+        assert "LLM_KEY_ENCRYPTION_KEY" in env and "LLM_KEY_ENV_ALLOWLIST" in env
+
+
 def test_the_image_installs_the_pinned_dependencies_and_collects_static_files():
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert "pip install ." in dockerfile

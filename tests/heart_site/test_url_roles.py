@@ -24,7 +24,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from annotation.access import RATER_COOKIE, rater_cookie_value
 from annotation.services import assignment_next, rater_join
 from completions.access import STUDY_ADMINS, WRITERS
-from completions.llm.models import Run
+from completions.llm.models import Endpoint, Run, Unit
 from completions.models import Completion
 from completions.writing.services import (
     writer_consent,
@@ -66,7 +66,7 @@ NAMESPACE_KWARGS = {
     },
     "writers": {"token": lambda f: f["writing"].token},
     "studio": {"pk": lambda f: f["import_job"].pk},
-    "llm": {"run_id": lambda f: f["llm_run"].pk},
+    "llm": {"run_id": lambda f: f["llm_run"].pk, "unit_id": lambda f: f["llm_unit"].pk},
     "api": {"run_id": lambda f: f["llm_run"].pk},
     "labelling": {"pk": lambda f: f["sample"].pk, "token": lambda f: f["sample"].token},
 }
@@ -162,6 +162,11 @@ def fixture() -> dict:
     writer_user = get_user_model().objects.create_user("walk-writer", password="pw")
     writer_user.groups.add(Group.objects.get_or_create(name=WRITERS)[0])
     writer = writer_consent(writer=writer_enter(study=study, user=writer_user))
+    llm_run = Run.objects.create(study=study, kind="judge")
+    endpoint = Endpoint.objects.create(name="walk", provider="openai", model="m", family="f")
+    llm_unit = Unit.objects.create(
+        run=llm_run, key="walk", endpoint=endpoint, status="invalid", raw_reply="not JSON"
+    )
     return {
         "study": study,
         "rater": rater,
@@ -170,7 +175,8 @@ def fixture() -> dict:
         "writer_user": writer_user,
         "writing": writing_next(writer=writer),
         "import_job": ImportJob.objects.create(study=study, kind="contexts", filename="c.jsonl"),
-        "llm_run": Run.objects.create(study=study, kind="judge"),
+        "llm_run": llm_run,
+        "llm_unit": llm_unit,
         "sample": sample_create(study=study, size=2),
         "release_hold": ReleaseHold.objects.create(
             study=study,

@@ -166,7 +166,8 @@ def test_a_provider_failure_is_a_failed_unit_and_never_a_completion(
     assert not CachedCall.objects.exists()  # errors are never cached
 
 
-def test_a_missing_key_variable_fails_units_with_a_clear_message(fake_llm, monkeypatch):
+def test_a_missing_key_variable_fails_units_with_a_clear_message(fake_llm, monkeypatch, settings):
+    settings.LLM_KEY_ENV_ALLOWLIST = ["HEART_TEST_MISSING_KEY"]
     monkeypatch.delenv("HEART_TEST_MISSING_KEY", raising=False)
     keyed = endpoint(fake_llm, "keyed", api_key_env="HEART_TEST_MISSING_KEY")
     assert "HEART_TEST_MISSING_KEY is not set" in services.endpoint_key_problem(keyed)

@@ -32,7 +32,7 @@ def test_only_study_admins_see_the_llm_pages(client):
     assert client.get(f"/studio/{study.slug}/llm/").status_code == 403
 
 
-def test_an_admin_adds_an_endpoint_by_key_variable_never_by_key(admin_client):
+def test_an_admin_adds_their_studys_endpoint_with_its_own_key_then_updates_it(admin_client):
     study = study_with_pairs(1)
     data = {
         "name": "my-vllm",
@@ -40,7 +40,7 @@ def test_an_admin_adds_an_endpoint_by_key_variable_never_by_key(admin_client):
         "base_url": "http://localhost:8000/v1",
         "model": "meta-llama/Llama-3.3-70B-Instruct",
         "family": "llama",
-        "api_key_env": "",
+        "api_key": "",
         "price_in": "0",
         "price_out": "0",
         "max_concurrency": "8",
@@ -49,12 +49,23 @@ def test_an_admin_adds_an_endpoint_by_key_variable_never_by_key(admin_client):
     }
     response = admin_client.post(f"/studio/{study.slug}/llm/endpoints/", data)
     assert response.status_code == 302
-    assert Endpoint.objects.get(name="my-vllm").family == "llama"
+    endpoint = Endpoint.objects.get(name="my-vllm")
+    assert endpoint.family == "llama" and endpoint.study == study and endpoint.key_source == "none"
+    admin_client.post(
+        f"/studio/{study.slug}/llm/endpoints/",
+        {**data, "max_concurrency": "3", "api_key": "sk-local-0123456789abcdef"},
+    )
+    endpoint.refresh_from_db()
+    assert endpoint.max_concurrency == 3 and endpoint.key_source == "stored key …cdef"
+    admin_client.post(f"/studio/{study.slug}/llm/endpoints/", {**data, "remove_key": "on"})
+    endpoint.refresh_from_db()
+    assert endpoint.key_source == "none" and not endpoint.api_key_encrypted
     bad = admin_client.post(
         f"/studio/{study.slug}/llm/endpoints/",
-        {**data, "name": "leaky", "api_key_env": "sk-abc123-secret!"},
+        {**data, "name": "leaky", "api_key": "sk-abc 123 secret"},
     )
-    assert bad.status_code == 400 and b"not a key" in bad.content
+    assert bad.status_code == 400 and b"without spaces" in bad.content
+    assert b"sk-abc 123 secret" not in bad.content  # a typed key is never sent back
     assert not Endpoint.objects.filter(name="leaky").exists()
 
 

@@ -15,7 +15,7 @@ class BatchStatus(models.TextChoices):
 
 class ProviderBatch(models.Model):
     run = models.ForeignKey("llm.Run", on_delete=models.CASCADE, related_name="provider_batches")
-    endpoint = models.ForeignKey("llm.Endpoint", on_delete=models.PROTECT, related_name="+")
+    endpoint = models.ForeignKey("llm.Endpoint", on_delete=models.RESTRICT, related_name="+")
     provider = models.CharField(max_length=16)
     status = models.CharField(
         max_length=16, choices=BatchStatus.choices, default=BatchStatus.SUBMITTING

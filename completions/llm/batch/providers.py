@@ -16,7 +16,7 @@ from typing import Any
 import anthropic
 import openai
 
-from ..clients import EndpointConfig, LLMReply, LLMRequest
+from ..clients import EndpointConfig, LLMReply, LLMRequest, storable, sync_client
 
 OPENAI_ENDED = {"completed", "expired", "failed", "cancelled"}
 
@@ -35,21 +35,11 @@ class BatchResult:
 
 
 def _openai(config: EndpointConfig) -> openai.OpenAI:
-    return openai.OpenAI(
-        api_key=config.api_key(),
-        base_url=config.base_url or None,
-        timeout=config.timeout_s,
-        max_retries=config.max_retries,
-    )
+    return sync_client(config)  # the same host policy as the streaming calls
 
 
 def _anthropic(config: EndpointConfig) -> anthropic.Anthropic:
-    return anthropic.Anthropic(
-        api_key=config.api_key(),
-        base_url=config.base_url or None,
-        timeout=config.timeout_s,
-        max_retries=config.max_retries,
-    )
+    return sync_client(config)
 
 
 def openai_body(model: str, request: LLMRequest) -> dict[str, Any]:
@@ -148,7 +138,7 @@ def _openai_result(line: dict[str, Any]) -> BatchResult:
     body = response["body"]
     usage = body.get("usage") or {}
     reply = LLMReply(
-        text=body["choices"][0]["message"].get("content") or "",
+        text=storable(body["choices"][0]["message"].get("content") or ""),
         tokens_in=usage.get("prompt_tokens", 0),
         tokens_out=usage.get("completion_tokens", 0),
         model_reported=body.get("model", ""),
@@ -165,7 +155,7 @@ def _anthropic_result(entry: Any) -> BatchResult:
     message = result.message
     text = "".join(block.text for block in message.content if block.type == "text")
     reply = LLMReply(
-        text=text,
+        text=storable(text),
         tokens_in=message.usage.input_tokens or 0,
         tokens_out=message.usage.output_tokens or 0,
         model_reported=message.model,

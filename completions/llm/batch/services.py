@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from ..clients import LLMReply
+from ..clients import LLMReply, reply_max_chars
 from ..executor import Executor, Outcome, Work, endpoint_config
 from ..kinds import InvalidReply, get_kind
 from ..models import CachedCall, Endpoint, Run, RunStatus, Unit, UnitStatus
@@ -69,6 +69,7 @@ class BatchIngest(Executor):
         super().__init__(run_id)
         self.token = token
         self.price_factor = float(getattr(settings, "LLM_BATCH_PRICE_FACTOR", 0.5))
+        self.max_chars = reply_max_chars(self.run.kind)
 
     def _cost_of(self, reply: LLMReply, endpoint: Endpoint) -> float:
         return (
@@ -82,8 +83,8 @@ class BatchIngest(Executor):
         finished, back = [], []
         for work in works:
             reply = replies.get(work.key)
-            if reply is None:
-                back.append(work.unit.pk)
+            if reply is None or len(reply.text) > self.max_chars:
+                back.append(work.unit.pk)  # the normal path (and its cap) takes it
                 continue
             try:
                 finished.append(

@@ -17,7 +17,13 @@ from . import anthropic_protocol, batches, core, openai_protocol
 
 async def _stats(request: web.Request) -> web.Response:
     state = request.app[core.STATE]
-    return web.json_response({"total": state.total, "requests": dict(state.counts)})
+    return web.json_response(
+        {
+            "total": state.total,
+            "requests": dict(state.counts),
+            "largest_request_bytes": state.largest_request,
+        }
+    )
 
 
 async def _ttft(request: web.Request) -> web.Response:

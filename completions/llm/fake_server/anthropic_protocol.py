@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from . import core
+from . import core, flood
 
 
 def message(ex: core.Exchange, text: str) -> dict[str, Any]:
@@ -48,6 +48,8 @@ async def messages(request: web.Request) -> web.StreamResponse:
     failure = await core.misbehave(ex, _error)
     if failure is not None:
         return failure
+    if special := flood.wanted(ex.behaviour, ex.attempt):
+        return await _flood(request, ex, special)
     bad = ex.behaviour.bad
     bad_http = bool(bad and bad.value == "http" and bad.applies(ex.attempt))
     if not ex.stream:
@@ -86,6 +88,38 @@ async def messages(request: web.Request) -> web.StreamResponse:
         _event("message_stop", {}),
     ]
     return await core.stream_events(request, ex, head, frames, tail, {"request-id": ex.request_id})
+
+
+def _start_events(ex: core.Exchange) -> list[str]:
+    started = {**message(ex, ""), "content": [], "stop_reason": None}
+    return [
+        _event("message_start", {"message": started}),
+        _event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+    ]
+
+
+def _end_events() -> list[str]:
+    delta = {"delta": {"stop_reason": "end_turn", "stop_sequence": None}}
+    return [
+        _event("content_block_stop", {"index": 0}),
+        _event("message_delta", {**delta, "usage": {"output_tokens": 1}}),
+        _event("message_stop", {}),
+    ]
+
+
+async def _flood(request: web.Request, ex: core.Exchange, special: str) -> web.StreamResponse:
+    return await flood.respond(
+        request,
+        special,
+        streamed=ex.stream,
+        head=_start_events(ex),
+        frame=lambda text: _event(
+            "content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": text}}
+        ),
+        tail=_end_events(),
+        envelope=lambda text: message(ex, text),
+        headers={"request-id": ex.request_id},
+    )
 
 
 async def _whole(ex: core.Exchange, bad_http: bool) -> web.Response:

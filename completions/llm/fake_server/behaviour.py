@@ -7,10 +7,13 @@ the first N attempts of each distinct prompt, so a retry (the SDK's or ours) can
 Options: ``ttft=MS`` delay before the first content token; ``chunk_ms=MS`` delay between
 chunks; ``status=CODE[*N]`` answer with that HTTP error; ``retry_after=S`` header on 429/503;
 ``bad=http|content|schema[*N]`` undecodable event data, a reply that is not JSON, or JSON that
-breaks the requested schema; ``hang[*N]`` never answer; ``drop=K[*N]`` cut the connection after
-K content chunks; ``bias=X`` the judge's pull towards the first-shown reply (default 0.15);
-``draw`` answers a structured request with any object its JSON schema allows, drawn from the
-schema in the request (see ``schema_draw``), instead of the built-in plausible replies.
+breaks the requested schema; ``bad=utf8|nul[*N]`` a reply with bytes that are not UTF-8, or
+with a NUL and a lone surrogate; ``flood=MB|endless|noise`` a reply of MB megabytes, one that
+never ends, or an endless stream without text (flood.py); ``hang[*N]`` never answer;
+``drop=K[*N]`` cut the connection after K content chunks; ``bias=X`` the judge's pull towards
+the first-shown reply (default 0.15); ``draw`` answers a structured request with any object its
+JSON schema allows, drawn from the schema in the request (see ``schema_draw``), instead of the
+built-in plausible replies.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class Behaviour:
     bad: Misbehaviour | None = None
     hang: Misbehaviour | None = None
     drop: Misbehaviour | None = None
+    flood: str | None = None
     draw: bool = False
 
 
@@ -59,6 +63,8 @@ def parse(model: str, header: str | None = None) -> Behaviour:
             behaviour.retry_after = value
         elif name == "bias":
             behaviour.bias = float(value)
+        elif name == "flood":
+            behaviour.flood = value
         elif name in ("status", "bad", "drop"):
             setattr(behaviour, name, _misbehaviour(value))
         elif name == "draw":

@@ -32,6 +32,7 @@ class ServerState:
         self.counts: Counter[str] = Counter()
         self.total = 0
         self.ttft: deque[tuple[str, float]] = deque(maxlen=TTFT_LOG_SIZE)
+        self.largest_request = 0  # bytes: a client must never send a flood back
         self.draw = draw  # every structured reply drawn from its request's schema
         # The JSON schemas as they arrived in request bodies (newest kept), for the tests.
         self.schemas: deque[dict[str, Any]] = deque(maxlen=SCHEMA_LOG_SIZE)
@@ -40,6 +41,7 @@ class ServerState:
         self.counts.clear()
         self.total = 0
         self.ttft.clear()
+        self.largest_request = 0
         self.schemas.clear()
 
     def count(self, model: str, prompt_hash: str) -> int:
@@ -103,6 +105,7 @@ def start(
     prompt_hash = hashlib.sha256(root.encode()).hexdigest()[:16]
     state = request.app[STATE]
     attempt = state.count(behaviour.base_model, prompt_hash)
+    state.largest_request = max(state.largest_request, request.content_length or 0)
     if schema is not None:
         state.schemas.append(schema)
     return Exchange(

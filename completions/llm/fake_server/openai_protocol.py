@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from . import core
+from . import core, flood
 
 
 def _error(code: int) -> dict[str, Any]:
@@ -73,6 +73,18 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     if failure is not None:
         return failure
     headers = {"x-request-id": ex.request_id}
+    if special := flood.wanted(ex.behaviour, ex.attempt):
+        usage = {"prompt_tokens": ex.tokens_in, "completion_tokens": 1, "total_tokens": 0}
+        return await flood.respond(
+            request,
+            special,
+            streamed=ex.stream,
+            head=[_chunk(ex, {"role": "assistant", "content": ""})],
+            frame=lambda text: _chunk(ex, {"content": text}),
+            tail=[_chunk(ex, {}, "stop"), _usage_chunk(ex, usage), "data: [DONE]\n\n"],
+            envelope=lambda text: chat_completion(ex, text),
+            headers=headers,
+        )
     bad_http = ex.behaviour.bad and ex.behaviour.bad.value == "http"
     bad_http = bad_http and ex.behaviour.bad.applies(ex.attempt)
     if not ex.stream:

@@ -1,7 +1,11 @@
 """python manage.py llm_endpoint add NAME --provider openai|anthropic --model ID --family F ...
 
 Re-running `add` with the same NAME updates it. The key is read from the environment variable
-named by --api-key-env at call time: it is never stored.
+named by --api-key-env at call time: it is never stored. The command line is the operator's, but
+it obeys the same rules as the studio: the variable must be on LLM_KEY_ENV_ALLOWLIST (never one
+of the server's own secrets) and the base URL's host on LLM_ALLOWED_HOSTS (private and local
+addresses only with LLM_ALLOW_PRIVATE_NETWORKS). Endpoints made here are shared with every study
+unless they already belong to one.
 """
 
 from __future__ import annotations
@@ -25,7 +29,10 @@ class Command(BaseCommand):
         add.add_argument("--model")
         add.add_argument("--family")
         add.add_argument("--base-url", help="OpenAI-compatible URL, e.g. http://localhost:11434/v1")
-        add.add_argument("--api-key-env", help="name of the environment variable with the key")
+        add.add_argument(
+            "--api-key-env",
+            help="name of the environment variable with the key (on LLM_KEY_ENV_ALLOWLIST)",
+        )
         add.add_argument("--max-concurrency", type=int)
         add.add_argument("--price-in", type=float, help="USD per million input tokens")
         add.add_argument("--price-out", type=float, help="USD per million output tokens")
@@ -37,9 +44,10 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         if options["action"] == "list":
             for e in endpoints_all():
-                key = e.api_key_env or "no key"
+                owner = "shared" if e.is_shared else f"study {e.study.slug}"
                 self.stdout.write(
-                    f"{e.name}\t{e.provider}\t{e.model}\t{e.family}\t{e.base_url or '-'}\t{key}"
+                    f"{e.name}\t{e.provider}\t{e.model}\t{e.family}\t{e.base_url or '-'}\t"
+                    f"{e.key_source}\t{owner}"
                 )
             return
         try:
