@@ -5,6 +5,7 @@ from django.urls import include, path
 
 from .admin_login import throttled_admin_login
 from .health import healthz
+from .metrics import metrics
 from .studio import views as studio_views
 
 # Friendly pages in the raters' neutral style (heart_site/errors.py); a 405 gets its page from
@@ -23,6 +24,7 @@ urlpatterns = [
     path("admin/login/", throttled_admin_login, name="admin_login_throttled"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics, name="metrics"),
     path("", studio_views.home, name="home"),
     path("", include("annotation.urls")),
     path("", include("completions.writing.urls")),

@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import Count, QuerySet
 
 from .kinds import KINDS
-from .models import Endpoint, Run, Unit, UnitStatus
+from .models import Endpoint, Run, RunStatus, Unit, UnitStatus
 
 
 def run_counts(run: Run) -> dict[str, Any]:
@@ -67,3 +67,20 @@ def run_failures(run: Run, *, limit: int = 200) -> QuerySet[Unit]:
 
 def endpoints_all() -> QuerySet[Endpoint]:
     return Endpoint.objects.order_by("-is_demo", "name")
+
+
+def unit_counts_of_running_runs() -> list[tuple[str, str, int]]:
+    """(run kind, unit status, units) over the runs that are running now: their progress."""
+    rows = (
+        Unit.objects.filter(run__status=RunStatus.RUNNING)
+        .values_list("run__kind", "status")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return [(kind, status, n) for kind, status, n in rows]
+
+
+def run_counts_by_kind_and_status() -> list[tuple[str, str, int]]:
+    """(run kind, run status, runs) over every run."""
+    rows = Run.objects.values_list("kind", "status").annotate(n=Count("id")).order_by()
+    return [(kind, status, n) for kind, status, n in rows]
