@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks.bench_export import bench_database_url  # noqa: E402
 
-BENCH_DB = "heart_bench_llm"
+BENCH_DB = "heart_bench_llm" + os.environ.get("BENCH_DB_SUFFIX", "")
 SYSTEMS = 5  # 10 pairs per context
 
 
