@@ -10,7 +10,8 @@ What leaves the server, and what never does:
   link (PROLIFIC_PID, STUDY_ID, SESSION_ID), the signed rater cookie and rater pseudonyms
   become "[Filtered]";
 - keys that name an identity (tokens, pseudonyms, external ids, Prolific ids) are filtered
-  wherever they appear, on top of Sentry's own list (passwords, keys, cookies, sessions).
+  wherever they appear, on top of Sentry's own list (passwords, keys, cookies, sessions): here,
+  because sentry-sdk switches its own event scrubber off once `data_collection` is given.
 """
 
 from __future__ import annotations
@@ -57,6 +58,15 @@ DATA_COLLECTION = {
 }
 
 
+def _denylist() -> frozenset[str]:
+    from sentry_sdk.scrubber import DEFAULT_DENYLIST
+
+    return frozenset(key.lower() for key in [*DEFAULT_DENYLIST, *IDENTITY_KEYS])
+
+
+_DENYLIST = _denylist()
+
+
 def scrub_text(text: str) -> str:
     """A string with every rater, writer and Prolific identity it carries replaced."""
     text = _URL_IDENTITIES.sub(rf"\g<1>{FILTERED}", text)
@@ -66,11 +76,15 @@ def scrub_text(text: str) -> str:
 
 
 def scrub(value: Any) -> Any:
-    """The same structure with every string scrubbed (dicts, lists and tuples walked)."""
+    """The same structure with every string scrubbed (dicts, lists and tuples walked) and the
+    value of every key that names a secret or an identity replaced."""
     if isinstance(value, str):
         return scrub_text(value)
     if isinstance(value, dict):
-        return {key: scrub(item) for key, item in value.items()}
+        return {
+            key: FILTERED if str(key).lower() in _DENYLIST else scrub(item)
+            for key, item in value.items()
+        }
     if isinstance(value, list | tuple):
         return [scrub(item) for item in value]
     return value
@@ -96,7 +110,6 @@ def sentry_init(
     import sentry_sdk
     from sentry_sdk.integrations.celery import CeleryIntegration
     from sentry_sdk.integrations.django import DjangoIntegration
-    from sentry_sdk.scrubber import DEFAULT_DENYLIST, EventScrubber
 
     sentry_sdk.init(
         dsn=dsn,
@@ -105,7 +118,6 @@ def sentry_init(
         # send_default_pii=False, spelled as sentry-sdk 2.75 wants it (the flag is deprecated)
         # and stricter: that flag alone still sends cookies, query strings and bodies.
         data_collection=DATA_COLLECTION,
-        event_scrubber=EventScrubber(denylist=DEFAULT_DENYLIST + IDENTITY_KEYS, recursive=True),
         before_send=before_send,
         before_send_transaction=before_send,
         before_breadcrumb=before_breadcrumb,

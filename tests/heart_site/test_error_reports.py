@@ -137,12 +137,14 @@ def test_scrub_hides_tokens_prolific_ids_and_the_rater_cookie_wherever_they_are(
         "extra": {"headers": ["Cookie: heart_rater=signed:value; csrftoken=c"]},
         "tags": [("url", "/labelling/lab-tok/"), ("page", "/studio/s/raters/r-pseudo1/")],
         "transaction": "/r/a/{token}/submit/",
+        "contexts": {"rater": {"pseudonym": "opaque-1", "external_id": "panel-9", "n": 3}},
     }
     text = json.dumps(scrub(event))
     for secret in ("AbC123", "p1&", "s1&", "x1", "tok-9", "inv-3", "tok-7", "signed:value"):
         assert secret not in text, secret
-    for secret in ("lab-tok", "r-pseudo1"):
+    for secret in ("lab-tok", "r-pseudo1", "opaque-1", "panel-9"):
         assert secret not in text, secret
+    assert '"n": 3' in text  # what names no one stays
     assert "/r/a/{token}/submit/" in text  # a URL pattern names no one: kept for grouping
 
 
