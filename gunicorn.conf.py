@@ -10,6 +10,7 @@ share the same cores. Every value can be overridden from the environment (GUNICO
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -39,6 +40,7 @@ if os.environ.get("METRICS_TOKEN") or os.environ.get("METRICS_ALLOWED_IPS"):
             _stale.unlink()
     else:
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="heart-web-metrics-")
+        _made_metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
 
 
 def child_exit(server, worker) -> None:  # noqa: ANN001 - gunicorn's hook signature
@@ -46,3 +48,9 @@ def child_exit(server, worker) -> None:  # noqa: ANN001 - gunicorn's hook signat
         from prometheus_client import multiprocess
 
         multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server) -> None:  # noqa: ANN001 - gunicorn's hook signature
+    made = globals().get("_made_metrics_dir")
+    if made:
+        shutil.rmtree(made, ignore_errors=True)

@@ -13,12 +13,19 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import threading
 import time
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from celery.signals import task_postrun, task_prerun, worker_init, worker_process_shutdown
+from celery.signals import (
+    task_postrun,
+    task_prerun,
+    worker_init,
+    worker_process_shutdown,
+    worker_shutdown,
+)
 from prometheus_client import (
     REGISTRY,
     CollectorRegistry,
@@ -109,6 +116,13 @@ def exporter_start(port: int, addr: str = "0.0.0.0") -> WSGIServer:
     threading.Thread(target=server.serve_forever, name="metrics-exporter", daemon=True).start()
     log.info("worker metrics on http://%s:%s/metrics", addr, port)
     return server
+
+
+@worker_shutdown.connect
+def _remove_made_directory(**_: Any) -> None:
+    made = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+    if os.environ.get("CELERY_METRICS_PORT") and "heart-worker-metrics-" in made:
+        shutil.rmtree(made, ignore_errors=True)  # made by heart_site/celery.py for this start
 
 
 @worker_init.connect
