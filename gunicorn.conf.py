@@ -10,6 +10,9 @@ share the same cores. Every value can be overridden from the environment (GUNICO
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
@@ -26,3 +29,28 @@ max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "20000"))
 max_requests_jitter = 2000
 timeout = 30
 graceful_timeout = 30
+
+# Metrics (heart_site/metrics.py): with several workers, each writes its values in one directory
+# and /metrics sums them, whichever worker answers. prometheus_client reads the directory when a
+# worker first imports it, so it is chosen here, in the master, before any worker starts: a fresh
+# one per start (stale values would be summed in), or PROMETHEUS_MULTIPROC_DIR emptied.
+if os.environ.get("METRICS_TOKEN") or os.environ.get("METRICS_ALLOWED_IPS"):
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        for _stale in Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).glob("*.db"):
+            _stale.unlink()
+    else:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="heart-web-metrics-")
+        _made_metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
+
+
+def child_exit(server, worker) -> None:  # noqa: ANN001 - gunicorn's hook signature
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server) -> None:  # noqa: ANN001 - gunicorn's hook signature
+    made = globals().get("_made_metrics_dir")
+    if made:
+        shutil.rmtree(made, ignore_errors=True)

@@ -7,9 +7,13 @@
 On PostgreSQL it creates its own database `heart_bench_export` (dropped at the end unless
 --keep); without DATABASE_URL it uses a temporary SQLite file. Two studies are filled with
 bulk_create (N/10 and N judgments, half human raters, half LLM judges, per-axis marks and a
-rationale on each). Every export runs in a fresh child process, which prints rows/s and its peak
-RSS (getrusage ru_maxrss) next to its RSS before the export: constant memory means the same
-peak for N/10 and N rows.
+rationale on each). Every export runs in a fresh child process, which prints rows/s and its own
+peak resident memory (the kernel's VmHWM of the child's address space) next to its resident
+memory before the export: constant memory means the same peak for N/10 and N rows.
+
+Why not getrusage's ru_maxrss: on Linux a process keeps, across exec, the peak of the process it
+was forked from, so a child started by this (large, after filling the database) parent reported
+the parent's peak, whatever the export did. Before 2026-11-25 this script printed that number.
 """
 
 from __future__ import annotations
@@ -32,8 +36,25 @@ CONTEXTS = 1000
 BATCH = 10_000
 
 
-def rss_mb() -> float:
+def _status_mb(field: str) -> float:
+    """A memory field of /proc/self/status (VmRSS: now, VmHWM: peak) of this process's own
+    address space, in MB; getrusage's ru_maxrss where there is no /proc (not this process's
+    own peak on Linux: see the module's docstring)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def rss_mb() -> float:
+    return _status_mb("VmRSS")
+
+
+def peak_rss_mb() -> float:
+    return _status_mb("VmHWM")
 
 
 def setup_django() -> None:
@@ -186,7 +207,7 @@ def export_child(slug: str, fmt: str, out: str) -> None:
                 "seconds": round(seconds, 2),
                 "rows_per_s": round(rows / seconds),
                 "rss_before_mb": round(before, 1),
-                "peak_rss_mb": round(rss_mb(), 1),
+                "peak_rss_mb": round(peak_rss_mb(), 1),
                 "file_mb": round(os.path.getsize(out) / 2**20, 1),
             }
         )
@@ -212,6 +233,7 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
     sizes = {"bench-small": max(1, args.n // 10), "bench-big": args.n}
+    print(f"this process (filling the database) before: {rss_mb():.1f} MB resident")
     for slug, n in sizes.items():
         start = time.perf_counter()
         fill(slug, n)
@@ -223,6 +245,10 @@ def main() -> None:
         with connection.cursor() as cursor:  # what autovacuum would do before anyone exports
             cursor.execute("ANALYZE")
     connection.close()
+    print(
+        f"this process after filling: {rss_mb():.1f} MB resident, peak {peak_rss_mb():.1f} MB "
+        "(not counted in the exports' figures below)"
+    )
     try:
         for fmt in args.formats.split(","):
             for slug in sizes:

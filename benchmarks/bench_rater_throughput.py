@@ -24,6 +24,12 @@ What it does:
 Note: 1,000 raters thinking 10 s each offer about 100 round trips/s, so the open phase measures
 latency at that load, and the closed phase measures the sustainable maximum.
 
+Changes (2026-11-25): it refuses to start when something already listens on --port, and it
+measures only once the server answering there echoes this run's nonce (benchmarks/bench_urls.py):
+a server left running on the default port had passed the health check and been measured instead.
+gunicorn now reads gunicorn.conf.py too (its hooks set up metrics when METRICS_TOKEN is set); the
+layout flags still override it. Run with and without METRICS_TOKEN to see what metrics cost.
+
 Changes (2026-11-22): the load generator used httpx, which cost it several ms of CPU per request
 on the two cores it shares with gunicorn and PostgreSQL; it now speaks HTTP/1.1 itself (the same
 requests on the wire: form-encoded POST, session + CSRF cookie, X-CSRFToken, HX-Request) and its
@@ -40,7 +46,9 @@ import os
 import random
 import re
 import resource
+import secrets
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -358,10 +366,31 @@ def loadgen_main(args) -> None:
 # --- orchestration --------------------------------------------------------------------------
 
 
+def port_free(port: int) -> bool:
+    """Nothing listens on 127.0.0.1:port (so the server answering there will be ours)."""
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def start_gunicorn(args, env: dict) -> subprocess.Popen:
+    """gunicorn with gunicorn.conf.py's hooks (metrics) and the benchmark's layout; returns once
+    the server that answers on the port is the one started here (it echoes this run's nonce)."""
+    if not port_free(args.port):
+        raise SystemExit(
+            f"port {args.port} is already in use by another process: stop it or pass --port "
+            "(the benchmark would otherwise measure a server it did not start)"
+        )
+    nonce = secrets.token_hex(16)
+    env = {**env, "HEART_BENCH_NONCE": nonce}
     cmd = [
         str(ROOT / ".venv/bin/gunicorn"),
         "heart_site.wsgi:application",
+        "-c",
+        str(ROOT / "gunicorn.conf.py"),
         "-k",
         args.worker_class,
         "-w",
@@ -382,14 +411,34 @@ def start_gunicorn(args, env: dict) -> subprocess.Popen:
     proc = subprocess.Popen(cmd, env=env, start_new_session=True)
     import httpx
 
+    base = f"http://127.0.0.1:{args.port}"
     for _ in range(100):
+        if proc.poll() is not None:
+            raise SystemExit(f"gunicorn exited with {proc.returncode}")
         try:
-            if httpx.get(f"http://127.0.0.1:{args.port}/healthz", timeout=1).status_code == 200:
+            answer = httpx.get(f"{base}/_bench/nonce", timeout=1)
+            if answer.status_code == 200 and answer.text != nonce:
+                raise SystemExit(f"another server answers on port {args.port}: not measuring it")
+            if answer.text == nonce and httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
                 return proc
         except httpx.HTTPError:
             time.sleep(0.2)
-    proc.kill()
+    os.killpg(proc.pid, signal.SIGKILL)
     raise SystemExit("gunicorn did not come up")
+
+
+def scrape_round_trips(port: int) -> float | None:
+    """With METRICS_TOKEN set: the round trips the server's /metrics counted (all workers)."""
+    token = os.environ.get("METRICS_TOKEN")
+    if not token:
+        return None
+    import httpx
+
+    text = httpx.get(
+        f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {token}"}
+    ).text
+    counts = re.findall(r"^heart_rater_round_trip_seconds_count\{[^}]*\} (\S+)$", text, re.M)
+    return sum(float(c) for c in counts)
 
 
 def process_tree_cpu_s(pid: int) -> float:
@@ -444,6 +493,8 @@ def main() -> None:
     if args.loadgen:
         return loadgen_main(args)
 
+    if not port_free(args.port):  # checked again when gunicorn starts
+        raise SystemExit(f"port {args.port} is already in use by another process: pass --port")
     base = os.environ.get("DATABASE_URL", "")
     if not base.startswith(("postgres://", "postgresql://")):
         raise SystemExit("set DATABASE_URL to a PostgreSQL server (the benchmark needs one)")
@@ -513,6 +564,7 @@ def main() -> None:
             "wall_s": round(time.perf_counter() - wall_before, 1),
             "cores": os.cpu_count(),
         }
+        results["metrics"] = scrape_round_trips(args.port)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
@@ -545,6 +597,13 @@ def report(results: dict, checks: dict) -> None:
         f"load generator CPU {cpu['loadgen_cpu_s']} s"
     )
     print("database checks:", json.dumps(checks))
+    if results.get("metrics") is not None:
+        print(
+            f"metrics on (METRICS_TOKEN set): /metrics counted {results['metrics']:.0f} round "
+            f"trips of {trips}"
+        )
+    else:
+        print("metrics off (METRICS_TOKEN not set)")
 
 
 if __name__ == "__main__":

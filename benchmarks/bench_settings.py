@@ -14,3 +14,6 @@ STORAGES = {
     **STORAGES,
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# The platform's URLs plus /_bench/nonce (bench_urls.py): the benchmark checks it talks to the
+# server it started.
+ROOT_URLCONF = "bench_urls"

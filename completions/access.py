@@ -27,7 +27,9 @@ WRITERS = "writers"
 # Every view declares who it is for: its decorator sets `view.heart_role` to one of these, and
 # tests/heart_site/test_url_roles.py walks every URL the resolver knows and fails for a view
 # without one. DRF views declare it as a class attribute `heart_role`.
-ROLES = ("public", "rater", "writer", "labeller", "study_admin")
+# "monitoring" is the Prometheus scraper (heart_site/metrics.py: a bearer token or an address
+# allow-list, no account).
+ROLES = ("public", "rater", "writer", "labeller", "study_admin", "monitoring")
 
 
 def role(name: str):

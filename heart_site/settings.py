@@ -6,6 +6,7 @@ With DATABASE_URL and REDIS_URL: PostgreSQL through psycopg 3 and a Redis broker
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import timedelta
 from pathlib import Path
 
@@ -268,6 +269,9 @@ CELERY_TASK_TIME_LIMIT = 30 * 60
 CELERY_TASK_SOFT_TIME_LIMIT = 25 * 60
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# Task events for Flower (task list, states, run times); CELERY_TASK_EVENTS=0 turns them off.
+CELERY_WORKER_SEND_TASK_EVENTS = env.bool("CELERY_TASK_EVENTS", default=True)
+CELERY_TASK_SEND_SENT_EVENT = CELERY_WORKER_SEND_TASK_EVENTS
 # LLM calls and refits on separate queues so a long judge run never delays a nightly refit.
 CELERY_TASK_ROUTES = {
     "completions.tasks.*": {"queue": "llm"},
@@ -373,3 +377,32 @@ PSEUDONYM_KEY = env.str("PSEUDONYM_KEY", default="") or SECRET_KEY
 # Where the built manual (make docs) is published, e.g. https://example.org/heart-docs/ (with
 # the trailing slash): pages then link their "how this is computed" notes to it.
 HEART_DOCS_URL = env.str("HEART_DOCS_URL", default="")
+
+# Operations (docs/running.md#operations). Prometheus metrics at /metrics, for a scraper that
+# sends `Authorization: Bearer <METRICS_TOKEN>` or connects from METRICS_ALLOWED_IPS (addresses
+# or networks, e.g. 10.0.0.0/8); with neither, /metrics refuses everyone and no request is timed.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=[])
+for _entry in METRICS_ALLOWED_IPS:
+    try:
+        ipaddress.ip_network(_entry, strict=False)
+    except ValueError as _exc:
+        _message = f"METRICS_ALLOWED_IPS: {_entry!r} is not an address or a network"
+        raise ValueError(_message) from _exc
+METRICS_ENABLED = bool(METRICS_TOKEN or METRICS_ALLOWED_IPS)
+if METRICS_ENABLED:
+    MIDDLEWARE.insert(0, "heart_site.metrics.MetricsMiddleware")  # times the whole stack
+# The scraper reaches the web service inside the private network over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [*SECURE_REDIRECT_EXEMPT, r"^metrics$"]
+
+# Error reports to Sentry, only when SENTRY_DSN is set: no personal data, rater identities
+# scrubbed (heart_site/error_reports.py).
+SENTRY_DSN = env.str("SENTRY_DSN", default="")
+if SENTRY_DSN:
+    from heart_site.error_reports import sentry_init
+
+    sentry_init(
+        dsn=SENTRY_DSN,
+        environment=env.str("SENTRY_ENVIRONMENT", default="production"),
+        traces_sample_rate=env.float("SENTRY_TRACES_SAMPLE_RATE", default=0.0),
+    )

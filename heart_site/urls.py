@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from .health import favicon, healthz
+from .metrics import metrics
 from .studio import views as studio_views
 
 # Friendly pages in the raters' neutral style (heart_site/errors.py); a 405 gets its page from
@@ -22,6 +23,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("favicon.ico", favicon, name="favicon"),
     path("formats/<str:kind>.schema.json", studio_views.format_schema, name="format_schema"),
+    path("metrics", metrics, name="metrics"),
     path("", studio_views.home, name="home"),
     path("", include("annotation.urls")),
     path("", include("completions.writing.urls")),

@@ -39,6 +39,7 @@ from .clients import (
     reply_max_chars,
 )
 from .kinds import Done, InvalidReply, RunKind, get_kind
+from .metrics import llm_units_finished
 from .models import CachedCall, Endpoint, Run, RunStatus, Unit, UnitStatus
 
 log = logging.getLogger(__name__)
@@ -446,6 +447,8 @@ class Executor:
         if done:
             self.kind.store(self.run, done)
         _units_save_results(units)
+        statuses = [unit.status for unit in units]
+        transaction.on_commit(lambda: llm_units_finished(kind=self.run.kind, statuses=statuses))
         Run.objects.filter(pk=self.run_id).update(
             tokens_in=F("tokens_in") + tokens_in,
             tokens_out=F("tokens_out") + tokens_out,

@@ -9,7 +9,7 @@ from django.db.models.functions import Left
 from django.shortcuts import get_object_or_404
 
 from .kinds import KINDS
-from .models import Endpoint, Run, Unit, UnitStatus
+from .models import Endpoint, Run, RunStatus, Unit, UnitStatus
 
 
 def run_counts(run: Run) -> dict[str, Any]:
@@ -99,3 +99,20 @@ def endpoints_for_study(study) -> QuerySet[Endpoint]:
         .select_related("study")
         .order_by("-is_demo", "study_id", "name")
     )
+
+
+def unit_counts_of_running_runs() -> list[tuple[str, str, int]]:
+    """(run kind, unit status, units) over the runs that are running now: their progress."""
+    rows = (
+        Unit.objects.filter(run__status=RunStatus.RUNNING)
+        .values_list("run__kind", "status")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return [(kind, status, n) for kind, status, n in rows]
+
+
+def run_counts_by_kind_and_status() -> list[tuple[str, str, int]]:
+    """(run kind, run status, runs) over every run."""
+    rows = Run.objects.values_list("kind", "status").annotate(n=Count("id")).order_by()
+    return [(kind, status, n) for kind, status, n in rows]

@@ -78,6 +78,7 @@ ALLOWED = {
     "writer": {"writer"},
     "labeller": {"labeller"},
     "study_admin": {"study_admin"},
+    "monitoring": set(),  # the Prometheus scraper: a token or an allowed address, no account
 }
 # Our own pages under admin/ (the rest of admin/ is Django's, with its own permissions).
 OWN_ADMIN_PAGES: set[str] = set()

@@ -231,6 +231,10 @@ def test_beat_polls_the_batches_on_the_llm_queue():
     from celery import current_app
     from django.conf import settings
 
+    # What a worker does when it starts: import every app's tasks module (autodiscovery). Without
+    # it the registry holds only the tasks some earlier test happened to import: this test
+    # passed or failed with the order the tests ran in.
+    current_app.loader.import_default_modules()
     entry = settings.CELERY_BEAT_SCHEDULE["llm-poll-batches"]
     current_app.loader.import_default_modules()  # as a worker or beat does when it starts
     assert entry["task"] in current_app.tasks
