@@ -24,6 +24,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from completions.families import canonical_family
 from completions.llm import structured
 from completions.llm.clients import LLMRequest
 from completions.llm.kinds import Done, Plan, RunKind, UnitSpec, register
@@ -121,10 +122,11 @@ def judge_request(turns: list[dict[str, str]], first: str, second: str) -> LLMRe
     )
 
 
-def _families(pair: Pair) -> set[str]:
+def _families(pair: Pair, aliases: dict[str, str]) -> set[str]:
+    """The canonical families (study aliases applied) of the pair's two systems."""
     return {
-        (pair.completion_a.system.family or "").strip().lower(),
-        (pair.completion_b.system.family or "").strip().lower(),
+        canonical_family(pair.completion_a.system.family, aliases),
+        canonical_family(pair.completion_b.system.family, aliases),
     } - {""}
 
 
@@ -145,18 +147,20 @@ class JudgeKindRun(RunKind):
             .select_related("completion_a__system", "completion_b__system", "context")
             .order_by("id")
         )
+        aliases = run.study.family_aliases or {}
         units: list[UnitSpec] = []
         skipped: Counter[str] = Counter()
         judged = 0
         for judge in run.endpoints.order_by("name"):
-            family = judge.family.strip().lower()
+            # Through the alias table: an "openai" judge never judges a "gpt" reply.
+            family = canonical_family(judge.family, aliases)
             have = set(
                 Judgment.objects.filter(
                     study=run.study, judge=judge.name, judge_kind=JudgeKind.LLM
                 ).values_list("pair_id", "shown_left")
             )
             for pair in pairs:
-                if family and family in _families(pair):
+                if family and family in _families(pair, aliases):
                     skipped[judge.name] += 1
                     continue
                 for order in ORDERS:

@@ -66,6 +66,22 @@ def test_a_judge_skips_pairs_with_its_own_family_and_the_plan_counts_them(fake_l
         assert verdict.judge_family.lower() not in {f.lower() for f in families}
 
 
+def test_own_family_goes_through_the_alias_table_and_the_studys_own_aliases(fake_llm):
+    # Built-in aliases: an "OpenAI" judge is the gpt family, an "anthropic" judge is claude.
+    study = study_with_pairs(1)  # gpt-x, claude-x, llama-x, humans: 6 pairs
+    openai = endpoint(fake_llm, "judge-openai", family="OpenAI")
+    anthropic = endpoint(fake_llm, "judge-anthropic", family="anthropic", provider="anthropic")
+    run = services.run_plan(study=study, kind="judge", endpoints=[openai, anthropic])
+    assert run.plan["skipped_own_family_by_judge"] == {"judge-openai": 3, "judge-anthropic": 3}
+    # A study's own alias: "polaris" is llama here, so its judge skips the llama-x pairs.
+    study.family_aliases = {"polaris": "llama"}
+    study.save(update_fields=["family_aliases"])
+    polaris = endpoint(fake_llm, "judge-polaris", family="polaris")
+    run = services.run_plan(study=study, kind="judge", endpoints=[polaris])
+    assert run.plan["skipped_own_family_by_judge"] == {"judge-polaris": 3}
+    assert run.plan["units"] == 2 * 3  # the 3 pairs without llama-x, in both orders
+
+
 def test_a_schema_breaking_reply_is_repaired_once(fake_llm):
     study = study_with_pairs(1, systems=[("gpt-x", "gpt"), ("llama-x", "llama")])
     judge = endpoint(fake_llm, "judge-repair", model="judge-repair@bad=schema*1", family="gemini")
