@@ -14,6 +14,15 @@ BEFORE = [
 AFTER = [("completions", "0007_writer_limits_in_one_place"), *BEFORE[1:]]
 
 
+@pytest.fixture(autouse=True)
+def _latest_schema_afterwards():
+    """Leave the test database at the latest migrations, whatever a test migrated back to."""
+    yield
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
 def _migrate(targets):
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()

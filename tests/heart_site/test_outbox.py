@@ -36,16 +36,16 @@ OUTBOX = ROOT / "heart_site" / "enqueue.py"
 PUBLISHING = re.compile(r"\.(delay|apply_async|send_task)\(")
 
 
-def _python_files() -> list[Path]:
-    skip = {".venv", ".git", "node_modules", "site", "build"}
+def _python_files(skip_tests: bool = False) -> list[Path]:
+    skip = {".venv", ".git", "node_modules", "site", "build"} | ({"tests"} if skip_tests else set())
     return [p for p in ROOT.rglob("*.py") if not skip & set(p.relative_to(ROOT).parts)]
 
 
 def test_nothing_publishes_a_task_outside_the_outbox():
     offenders = [
         f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
-        for path in _python_files()
-        if path not in (OUTBOX, Path(__file__).resolve())
+        for path in _python_files(skip_tests=True)  # tests may run a task themselves
+        if path != OUTBOX
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if PUBLISHING.search(line)
     ]
