@@ -53,7 +53,10 @@ def test_an_upload_while_the_broker_is_down_is_imported_once_it_is_back(
             {"kind": "contexts", "file": SimpleUploadedFile("c.jsonl", contexts_jsonl())},
             follow=True,
         )
-    assert page.status_code == 200 and "c.jsonl: queued for a worker" in page.content.decode()
+    assert (
+        page.status_code == 200
+        and "c.jsonl looks like JSON Lines contexts: queued for a worker" in page.content.decode()
+    )
     job = ImportJob.objects.get(study=study)
     assert DeferredTask.objects.filter(name="heart_site.tasks.import_job_run_task").exists()
     time.sleep(1)
