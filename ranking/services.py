@@ -200,6 +200,7 @@ def leaderboard_from_data(
                 anchor=result.get("anchor"),
             )
         )
+        style_board.attach_uncontrolled(result)
         result["llm_judges"]["length_audit"] = style_board.length_audit(
             data.select(subset=subset), pair_texts=data.pair_texts, params=params
         )
@@ -574,6 +575,36 @@ def leaderboard_current(
         if fresh is not None and snapshot_is_current(fresh, state):
             snapshot, current = fresh, True
     return _served(study, snapshot, current, judges=judges, subset=subset, preset=preset)
+
+
+def leaderboard_served(
+    study: Study,
+    *,
+    judges: str = "all",
+    subset: str = "all",
+    preset: str = "default",
+    style: list[str] | None = None,
+    by: str | None = None,
+) -> dict:
+    """What the page and the API show (``leaderboard_current``), optionally as the
+    style-controlled view (``style``: the study's features, as stored with the snapshot) and
+    with boards by ``by``. ValueError says why a request cannot be served."""
+    result = leaderboard_current(study, judges=judges, subset=subset, preset=preset)
+    if style:
+        chosen = list(study.style_features or [])
+        if sorted(style) != sorted(chosen):
+            raise ValueError(
+                f"this study's analysis settings control for {', '.join(chosen) or 'no style'}; "
+                "change them in the study's settings, or fit another set with "
+                "`manage.py leaderboard --style`"
+            )
+        result = style_board.controlled_view(result)
+    if by:
+        category_key_check(study, by)
+        result = leaderboard_by(
+            study, key=by, judges=judges, subset=subset, preset=preset, result=result
+        )
+    return result
 
 
 def _refitted_recently(snapshot: LeaderboardSnapshot | None) -> bool:

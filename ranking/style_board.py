@@ -190,23 +190,33 @@ def _round(value):
     return board.number(value, 4) if isinstance(value, float) else value
 
 
-def controlled_view(result: dict) -> dict:
-    """A leaderboard result with the style-controlled systems as ``systems``, each carrying its
-    plain (uncontrolled) Elo, interval and ranks under ``uncontrolled``; the plain rows stay as
-    ``uncontrolled_systems``. Unchanged when the result has no style-controlled board."""
+UNCONTROLLED_KEYS = ("elo", "ci_low", "ci_high", "rank_low", "rank_high", "se")
+
+
+def attach_uncontrolled(result: dict) -> dict:
+    """Give every style-controlled row its system's plain (uncontrolled) Elo, interval and ranks
+    under ``uncontrolled``, its ``elo_change`` and its axes win rates: the two boards side by
+    side."""
     section = result.get("style_control")
     if not section:
         return result
     plain = {row["system"]: row for row in result.get("systems", [])}
-    keys = ("elo", "ci_low", "ci_high", "rank_low", "rank_high", "se")
-    rows = []
     for row in section["systems"]:
         before = plain.get(row["system"], {})
-        rows.append(
-            dict(
-                row,
-                axes=before.get("axes", {}),
-                uncontrolled={key: before.get(key) for key in keys},
-            )
-        )
-    return dict(result, systems=rows, uncontrolled_systems=result.get("systems", []))
+        row["uncontrolled"] = {key: before.get(key) for key in UNCONTROLLED_KEYS}
+        row["axes"] = before.get("axes", {})
+        if row["elo"] is not None and before.get("elo") is not None:
+            row["elo_change"] = round(row["elo"] - before["elo"], 1)
+        else:
+            row["elo_change"] = None
+    return result
+
+
+def controlled_view(result: dict) -> dict:
+    """A leaderboard result with the style-controlled rows (each carrying its uncontrolled Elo,
+    see :func:`attach_uncontrolled`) as ``systems``; the plain rows move to
+    ``uncontrolled_systems``. Unchanged when the result has no style-controlled board."""
+    section = result.get("style_control")
+    if not section:
+        return result
+    return dict(result, systems=section["systems"], uncontrolled_systems=result.get("systems", []))

@@ -213,6 +213,10 @@ def render_table(result: dict) -> str:
         lines.append(f"Anchor: {result['anchor']} (Elo fixed at 1500)")
     if interval:
         lines.append(f"Interval: {interval.get('level', 95)}% {interval.get('method')}")
+    if "uncontrolled_systems" in result:
+        lines.append(
+            "Elo below: controlled for reply style (uncontrolled Elo beside it further down)"
+        )
     lines.append(
         f"{'#':>3}  {'system':<28} {'Elo':>7} {'95% CI':>17} {'rank':>7} {'win':>6} {'n':>6}  "
         + " ".join(f"{axis:>5}" for axis in AXES)
@@ -240,7 +244,6 @@ def _style_lines(result: dict) -> list[str]:
     section = result.get("style_control")
     if not section:
         return []
-    plain = {row["system"]: row for row in result.get("uncontrolled_systems") or result["systems"]}
     lines = [
         "",
         f"Style-controlled Elo (controlling for {', '.join(section['features']) or 'nothing'}), "
@@ -249,8 +252,8 @@ def _style_lines(result: dict) -> list[str]:
         f"{'change':>7}",
     ]
     for position, row in enumerate(section["systems"], start=1):
-        before = plain.get(row["system"], {}).get("elo")
-        change = None if before is None or row["elo"] is None else row["elo"] - before
+        before = (row.get("uncontrolled") or {}).get("elo")
+        change = row.get("elo_change")
         ci = f"[{_fmt(row['ci_low'], '.1f')}, {_fmt(row['ci_high'], '.1f')}]"
         lines.append(
             f"{position:>3}  {row['system'][:28]:<28} {_fmt(row['elo'], '10.1f')} {ci:>17} "
