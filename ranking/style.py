@@ -279,25 +279,44 @@ def newton(
     max_iter: int = 100,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Damped Newton on a batch of rounds (weight, score: rounds x items); returns the
-    parameters (rounds x (K + F), theta centred) and the last penalised Hessians."""
-    params = np.array(np.broadcast_to(start, (weight.shape[0], len(start))), dtype=float)
-    loss = _loss(design, params, weight, score, prior)
-    hess = None
+    parameters (rounds x (K + F), theta centred) and each round's last penalised Hessian.
+
+    As in the plain bootstrap (:func:`ranking.bootstrap.newton_half`), a step moving no
+    parameter by more than ``bootstrap.SAFE_STEP`` is taken whole (the logistic curvature
+    cannot change enough over it to overshoot); larger steps are backtracked until the
+    penalised likelihood improves. Rounds leave the batch once their step is below ``tol``.
+    """
+    rounds = weight.shape[0]
+    params = np.array(np.broadcast_to(start, (rounds, len(start))), dtype=float)
+    hess = np.empty((rounds, len(start), len(start)))
+    active = np.arange(rounds)
     for _ in range(max_iter):
-        step, hess = _newton_step(design, params, weight, score, prior)
-        scale = np.ones(len(params))
-        for _ in range(40):
-            trial = params + scale[:, None] * step
-            trial_loss = _loss(design, trial, weight, score, prior)
-            worse = trial_loss > loss + 1e-12 * np.abs(loss)
-            if not worse.any():
-                break
-            scale = np.where(worse, scale / 2.0, scale)
-        params, loss = trial, trial_loss
-        if np.max(np.abs(scale[:, None] * step)) < tol:
+        w, s, current = weight[active], score[active], params[active]
+        step, hess[active] = _newton_step(design, current, w, s, prior)
+        size = np.max(np.abs(step), axis=1)
+        big = size > bootstrap.SAFE_STEP
+        if big.any():
+            step[big] *= _backtrack(design, current[big], step[big], w[big], s[big], prior)[:, None]
+            size = np.max(np.abs(step), axis=1)
+        params[active] = current + step
+        active = active[size >= tol]
+        if not len(active):
             break
     params[:, : design.k] -= params[:, : design.k].mean(axis=1, keepdims=True)
     return params, hess
+
+
+def _backtrack(design, params, step, weight, score, prior) -> np.ndarray:
+    """Per round, the step scale (1, 1/2, 1/4 ...) whose penalised loss is no worse."""
+    loss = _loss(design, params, weight, score, prior)
+    scale = np.ones(len(params))
+    for _ in range(40):
+        trial = _loss(design, params + scale[:, None] * step, weight, score, prior)
+        worse = trial > loss + 1e-12 * np.abs(loss)
+        if not worse.any():
+            break
+        scale = np.where(worse, scale / 2.0, scale)
+    return scale
 
 
 # --------------------------------------------------------------------------- entry point
