@@ -42,6 +42,10 @@ def test_the_page_shows_both_boards_side_by_side_with_the_coefficients(admin_cli
     assert "Uncontrolled" in page and "Style-controlled" in page
     assert "Length (words)" in page and "Questions asked" in page
     assert 'id="length-bias"' in page and "demo-judge-g" in page
+    table = admin_client.get(reverse("ranking:table", args=[demo.slug, "style-control"]))
+    lines = table.content.decode().splitlines()
+    assert lines[0].startswith("system,elo_controlled,")
+    assert any(line.startswith("coefficient:length,") for line in lines)
 
 
 def test_without_style_features_the_page_says_how_to_turn_them_on(admin_client, demo):
