@@ -138,6 +138,15 @@ class Study(models.Model):
         help_text="Extra model-family aliases of this study, on top of the built-in table "
         "(openai = gpt, anthropic = claude, google = gemini, meta = llama, ...).",
     )
+    # Reply-style covariates the leaderboard controls for (ranking.style.FEATURES); empty: no
+    # style-controlled board is fitted.
+    style_features = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Reply features the style-controlled leaderboard controls for, shown beside "
+        "the plain one (length in words, questions asked, list items, markdown). None: no "
+        "style-controlled board.",
+    )
 
     class Meta:
         verbose_name_plural = "studies"

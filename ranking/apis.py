@@ -2,33 +2,144 @@
 
 from __future__ import annotations
 
+import re
+
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from completions.access import IsStudyAdmin, access_study_for_admin
 
-from . import services
+from . import services, style
 from .models import JudgeFilter, Preset, SubsetFilter
+
+_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,99}$")
 
 
 class LeaderboardQuerySerializer(serializers.Serializer):
     judges = serializers.ChoiceField(choices=JudgeFilter.choices, default=JudgeFilter.ALL)
     subset = serializers.ChoiceField(choices=SubsetFilter.choices, default=SubsetFilter.ALL)
     preset = serializers.ChoiceField(choices=Preset.choices, default=Preset.DEFAULT)
+    style = serializers.CharField(
+        required=False,
+        help_text="Style-controlled view: the study's style features, comma-separated (e.g. "
+        "'length,questions'); `systems` is then the style-controlled board, each row with its "
+        "uncontrolled Elo under `uncontrolled`. The study's analysis settings choose the "
+        f"features ({', '.join(style.FEATURES)}); other sets are fitted by the leaderboard "
+        "command.",
+    )
+    by = serializers.CharField(
+        required=False,
+        help_text="Also return one board per value of this context field: emotion_type, "
+        "problem_type or a key of the contexts' metadata (under `by`).",
+    )
+
+    def validate_style(self, value: str) -> list[str]:
+        try:
+            return style.parse_features(value)
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from exc
+
+    def validate_by(self, value: str) -> str:
+        if "__" in value or not _KEY.match(value):
+            raise ValidationError("letters, digits, '-' and '_' only")
+        return value
+
+
+class StyleCoefficientSerializer(serializers.Serializer):
+    coef = serializers.FloatField(help_text="Log-odds of winning per SD of the covariate.")
+    se = serializers.FloatField(allow_null=True)
+    ci_low = serializers.FloatField(allow_null=True)
+    ci_high = serializers.FloatField(allow_null=True)
+    elo_per_sd = serializers.FloatField(help_text="The coefficient on the Elo scale.")
+    label = serializers.CharField()
+
+
+class SystemRowSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    kind = serializers.CharField(allow_null=True)
+    elo = serializers.FloatField(allow_null=True)
+    ci_low = serializers.FloatField(allow_null=True)
+    ci_high = serializers.FloatField(allow_null=True)
+    rank_low = serializers.IntegerField()
+    rank_high = serializers.IntegerField()
+    win_rate = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField()
+    uncontrolled = serializers.DictField(
+        required=False,
+        help_text="With `style`: the same system on the uncontrolled board (elo, ci_low, "
+        "ci_high, rank_low, rank_high, se).",
+    )
+
+
+class StyleControlSerializer(serializers.Serializer):
+    features = serializers.ListField(child=serializers.CharField())
+    requested = serializers.ListField(child=serializers.CharField())
+    dropped = serializers.DictField(child=serializers.CharField())
+    systems = SystemRowSerializer(many=True, help_text="The style-controlled board.")
+    interval = serializers.DictField()
+    note = serializers.CharField()
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
+class CategoryBoardSerializer(serializers.Serializer):
+    n_comparisons = serializers.IntegerField()
+    n_judgments = serializers.IntegerField()
+    n_contexts = serializers.IntegerField()
+    systems = SystemRowSerializer(many=True)
+    agreement = serializers.DictField()
+    strategies = serializers.DictField(allow_null=True)
+    smallest_system_n = serializers.IntegerField()
+    too_few = serializers.BooleanField(help_text="Some system has too few comparisons here.")
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
+class LeaderboardResultSerializer(serializers.Serializer):
+    """The main fields of a leaderboard result (the rest: see docs/ranking.md)."""
+
+    study = serializers.CharField()
+    judges = serializers.CharField()
+    subset = serializers.CharField()
+    preset = serializers.CharField()
+    status = serializers.ChoiceField(choices=["current", "updating", "computing"])
+    n_comparisons = serializers.IntegerField()
+    systems = SystemRowSerializer(many=True)
+    style = serializers.DictField(
+        child=StyleCoefficientSerializer(),
+        required=False,
+        help_text="Per style feature, its coefficient with interval (when the study controls "
+        "for style).",
+    )
+    style_control = StyleControlSerializer(required=False, allow_null=True)
+    uncontrolled_systems = SystemRowSerializer(many=True, required=False)
+    by_key = serializers.CharField(required=False)
+    by = serializers.DictField(child=CategoryBoardSerializer(), required=False)
+    by_warnings = serializers.ListField(child=serializers.CharField(), required=False)
+    by_threshold = serializers.DictField(required=False)
+
+
+def leaderboard_response(request: Request, study) -> Response:
+    """Validate the query, serve the leaderboard (400 with the reason when it cannot)."""
+    query = LeaderboardQuerySerializer(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    try:
+        return Response(services.leaderboard_served(study, **query.validated_data))
+    except ValueError as exc:
+        raise ValidationError({"detail": str(exc)}) from exc
 
 
 class LeaderboardApi(APIView):
     """GET /studio/api/studies/<slug>/leaderboard/?judges=human|llm|all&subset=...&preset=...
+    [&style=length,questions][&by=emotion_type]
 
     Served from the latest stored snapshot (``status``: current, updating or computing)."""
 
     permission_classes = [IsStudyAdmin]
     heart_role = "study_admin"
 
+    @extend_schema(parameters=[LeaderboardQuerySerializer], responses=LeaderboardResultSerializer)
     def get(self, request: Request, slug: str) -> Response:
-        study = access_study_for_admin(request.user, slug)
-        query = LeaderboardQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        return Response(services.leaderboard_current(study, **query.validated_data))
+        return leaderboard_response(request, access_study_for_admin(request.user, slug))

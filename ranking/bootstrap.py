@@ -101,7 +101,7 @@ def design(
     rel = np.where(outcome == 2, 2, np.where((outcome == 0) == (a < b), 0, 1))
     pair, pairs = pd.factorize(lo.astype(np.int64) * k + hi)
     pairs = np.asarray(pairs, dtype=np.int64)
-    unit, sizes, kind = _units(pair * 3 + rel, weight, clusters, seed)
+    unit, sizes, kind = resampling_units(pair * 3 + rel, weight, clusters, seed)
     n_units = len(sizes)
     # A pool of interchangeable comparisons is drawn with its multiplicity: its row is one of them.
     w = weight / sizes[unit] if kind == "comparisons" else weight
@@ -116,10 +116,13 @@ def design(
     )
 
 
-def _units(
+def resampling_units(
     column: np.ndarray, weight: np.ndarray, clusters: np.ndarray | None, seed: int
 ) -> tuple[np.ndarray, np.ndarray, str]:
-    """Resampling unit of each comparison, each unit's draw weight, and the kind of unit."""
+    """Resampling unit of each comparison, each unit's draw weight, and the kind of unit.
+
+    ``column``: what makes comparisons interchangeable besides their weight (a code per
+    comparison); ignored when ``clusters`` are given."""
     if clusters is not None:
         unit, n = _codes(clusters)
         return unit, np.ones(n), "clusters"
@@ -149,19 +152,21 @@ def _units_per_system(
 # --------------------------------------------------------------------------- resampling
 
 
-def _draw_blocks(design: Design, rounds: int, seed: int, block: int) -> Iterator[np.ndarray]:
-    """Unit counts of each round, ``block`` rounds at a time (rounds x units)."""
+def draw_counts(sizes: np.ndarray, rounds: int, seed: int, block: int) -> Iterator[np.ndarray]:
+    """Unit counts of each round, ``block`` rounds at a time (rounds x units), for units of
+    draw weights ``sizes``. The same seed and units give the same rounds, whichever model is
+    fitted to them."""
     rng = np.random.default_rng(seed)
-    n = design.n_units
-    total = int(design.sizes.sum())
-    uniform = bool(np.all(design.sizes == 1.0))
+    n = len(sizes)
+    total = int(sizes.sum())
+    uniform = bool(np.all(sizes == 1.0))
     for start in range(0, rounds, block):
         size = min(block, rounds - start)
         if uniform:
             picks = rng.integers(0, n, (size, n)) + (np.arange(size) * n)[:, None]
             yield np.bincount(picks.ravel(), minlength=size * n).reshape(size, n)
         else:
-            yield rng.multinomial(total, design.sizes / total, size=size)
+            yield rng.multinomial(total, sizes / total, size=size)
 
 
 def outcome_totals(design: Design, counts: np.ndarray) -> np.ndarray:
@@ -337,7 +342,7 @@ def bootstrap_thetas(
     solver_block = max(1, BLOCK_FLOATS // (k * k))
     out = np.empty((rounds, k))
     start = 0
-    for counts in _draw_blocks(design, rounds, seed, DRAW_BLOCK):
+    for counts in draw_counts(design.sizes, rounds, seed, DRAW_BLOCK):
         columns = outcome_totals(design, counts)
         if davidson_fit is None:
             total, score = half_statistics(pairs, columns)

@@ -11,6 +11,8 @@ class LeaderboardFilterForm(forms.Form):
     judges = forms.ChoiceField(choices=JudgeFilter.choices, required=False, label="Judges")
     subset = forms.ChoiceField(choices=SubsetFilter.choices, required=False, label="Contexts")
     preset = forms.ChoiceField(choices=Preset.choices, required=False, label="Choices")
+    # Checked against the study's context fields by the view (they differ per study).
+    by = forms.CharField(required=False, max_length=100, label="Split by")
 
     def filters(self) -> dict[str, str]:
         """The cleaned filters with defaults ("all", "default"); call after is_valid()."""

@@ -21,7 +21,7 @@ from django.db.models import (
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
-from annotation.models import AXES, Judgment, Rater
+from annotation.models import AXES, Judgment, Pair, Rater
 from completions.models import Completion, DialogueContext, Study, System
 from labelling.models import CompletionLabels
 from labelling.selectors import label_state
@@ -123,6 +123,51 @@ def context_clusters(study: Study) -> dict[int, str]:
     }
 
 
+def pair_texts_frame(study: Study) -> pd.DataFrame:
+    """Per pair (index ``item``): the texts of its two completions (None when unknown), for the
+    style features. Two queries; each completion's text is read once."""
+    texts = dict(
+        Completion.objects.filter(system__study=study, text_unknown=False).values_list("id", "text")
+    )
+    rows = list(
+        Pair.objects.filter(study=study).values_list("id", "completion_a_id", "completion_b_id")
+    )
+    frame = pd.DataFrame.from_records(rows, columns=["item", "completion_a", "completion_b"])
+    frame["text_a"] = frame["completion_a"].map(texts)
+    frame["text_b"] = frame["completion_b"].map(texts)
+    return frame.set_index("item")[["text_a", "text_b"]]
+
+
+def context_categories(study: Study, key: str) -> dict[int, str]:
+    """Context id -> its value of ``key``: ``emotion_type``, ``problem_type`` or a key of the
+    context's metadata (a missing or empty value reads "(none)")."""
+    if key in CONTEXT_CATEGORY_FIELDS:
+        rows = DialogueContext.objects.filter(study=study).values_list("id", key)
+    else:
+        rows = (
+            DialogueContext.objects.filter(study=study)
+            .annotate(value=KT(f"metadata__{key}"))
+            .values_list("id", "value")
+        )
+    return {pk: (str(value) if value not in (None, "") else NO_CATEGORY) for pk, value in rows}
+
+
+def context_category_keys(study: Study) -> list[str]:
+    """What a board can be split by: the two ESConv fields, then the metadata keys the study's
+    contexts carry (read from a sample of contexts, so the list is cheap on any study)."""
+    keys: set[str] = set()
+    for metadata in DialogueContext.objects.filter(study=study).values_list("metadata", flat=True)[
+        :500
+    ]:
+        if isinstance(metadata, dict):
+            keys.update(k for k, v in metadata.items() if isinstance(v, str | int | bool))
+    return [*CONTEXT_CATEGORY_FIELDS, *sorted(keys - set(CONTEXT_CATEGORY_FIELDS))]
+
+
+CONTEXT_CATEGORY_FIELDS = ["emotion_type", "problem_type"]
+NO_CATEGORY = "(none)"
+
+
 def systems_frame(study: Study) -> pd.DataFrame:
     """Systems with kind, family, TTFT (the system's, else its completions' median), score."""
     rows = (
@@ -156,12 +201,17 @@ def completions_frame(study: Study, *, label_set: int | None = None) -> pd.DataF
         .annotate(labels_present=strategies)
         .order_by("id")
         .values_list(
-            "id", "system__name", "system__family", "system__kind", "ttft_ms", "labels_present"
+            "id",
+            "system__name",
+            "system__family",
+            "system__kind",
+            "ttft_ms",
+            "labels_present",
+            "context_id",
         )
     )
-    return pd.DataFrame.from_records(
-        list(rows), columns=["completion", "system", "family", "kind", "ttft_ms", "strategies"]
-    )
+    columns = ["completion", "system", "family", "kind", "ttft_ms", "strategies", "context"]
+    return pd.DataFrame.from_records(list(rows), columns=columns)
 
 
 def judgments_state(study: Study) -> dict:
@@ -196,6 +246,7 @@ def analysis_settings(study: Study) -> dict:
         "human_weight_share": study.human_weight_share,
         "anchor": study.leaderboard_anchor or None,
         "family_aliases": dict(sorted((study.family_aliases or {}).items())),
+        "style_features": list(study.style_features or []),
     }
 
 

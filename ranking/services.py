@@ -37,7 +37,7 @@ from completions.families import aliases_merged
 from completions.models import Study
 from labelling import selectors as label_selectors
 
-from . import board, llm_judges, plots, selectors, verdicts
+from . import board, categories, llm_judges, plots, selectors, style_board, verdicts
 from .models import (
     JudgeFilter,
     LeaderboardSnapshot,
@@ -87,6 +87,8 @@ class StudyData:
     rule: verdicts.VerdictRule = field(default_factory=verdicts.VerdictRule)
     aliases: dict = field(default_factory=dict)
     anchor: str | None = None
+    style_features: list[str] = field(default_factory=list)
+    pair_texts: pd.DataFrame | None = None  # per pair, its two texts (style features read them)
 
     def select(
         self, *, judges: str = "all", subset: str = "all", raw: bool = False
@@ -130,7 +132,17 @@ def study_data_load(study: Study, *, state: dict | None = None) -> StudyData:
         rule=rule,
         aliases=aliases_merged(study.family_aliases),
         anchor=study.leaderboard_anchor or None,
+        style_features=list(study.style_features or []),
+        # Texts are read only when a style-controlled board is fitted.
+        pair_texts=selectors.pair_texts_frame(study) if study.style_features else None,
     )
+
+
+def pair_texts_ensure(data: StudyData, study: Study) -> StudyData:
+    """Load the pairs' texts into ``data`` if they are not there yet (a style fit reads them)."""
+    if data.pair_texts is None:
+        data.pair_texts = selectors.pair_texts_frame(study)
+    return data
 
 
 def params_resolve(preset: str = "default", **overrides: Any) -> dict[str, Any]:
@@ -144,9 +156,7 @@ def leaderboard_from_data(
     data: StudyData, *, study: Study, judges: str, subset: str, params: dict
 ) -> dict:
     """The leaderboard JSON (contract shape plus human rows and sections) for one filter."""
-    params = dict(params)
-    if "anchor" not in params or params["anchor"] is None:
-        params["anchor"] = data.anchor
+    params = _with_study_settings(data, params)
     judgments = data.select(judges=judges, subset=subset)
     split = None
     if subset == "all":
@@ -177,7 +187,35 @@ def leaderboard_from_data(
         )
     )
     result["strategies"]["source"] = data.labels
+    if params.get("style") and data.pair_texts is not None:
+        result.update(
+            style_board.style_section(
+                judgments,
+                pair_texts=data.pair_texts,
+                names=params["style"],
+                systems=data.systems,
+                params=params,
+                rule=data.rule,
+                judges=judges,
+                anchor=result.get("anchor"),
+            )
+        )
+        style_board.attach_uncontrolled(result)
+        result["llm_judges"]["length_audit"] = style_board.length_audit(
+            data.select(subset=subset), pair_texts=data.pair_texts, params=params
+        )
     return _json_safe(result)
+
+
+def _with_study_settings(data: StudyData, params: dict) -> dict:
+    """``params`` with the study's anchor and style features where the caller set none (an
+    explicit empty style list turns style control off)."""
+    params = dict(params)
+    if params.get("anchor") is None:
+        params["anchor"] = data.anchor
+    if params.get("style") is None and data.style_features:
+        params["style"] = list(data.style_features)
+    return params
 
 
 def _json_safe(value: Any) -> Any:
@@ -236,6 +274,61 @@ def agreement_compute(study: Study, *, data: StudyData | None = None, subset: st
     return _json_safe(summary)
 
 
+# --------------------------------------------------------------------------- categories
+
+
+def by_compute(
+    data: StudyData, *, study: Study, key: str, judges: str, subset: str, params: dict
+) -> dict:
+    """The boards of each value of a context field (``ranking.categories``), for one filter."""
+    params = _with_study_settings(data, params)
+    section = categories.category_boards(
+        data.select(judges=judges, subset=subset),
+        categories=selectors.context_categories(study, key),
+        systems=data.systems,
+        completions=data.completions,
+        params=params,
+        rule=data.rule,
+        judges=judges,
+        everyone=data.select(subset=subset),
+        aliases=data.aliases,
+    )
+    return _json_safe(dict(section, by_key=key))
+
+
+def category_key_check(study: Study, key: str) -> str:
+    """``key`` if boards can be split by it (an ESConv field or a metadata key of the study's
+    contexts); ValueError naming the choices otherwise."""
+    keys = selectors.context_category_keys(study)
+    if key not in keys:
+        raise ValueError(f"contexts cannot be split by {key!r}; choose from {', '.join(keys)}")
+    return key
+
+
+def leaderboard_by(
+    study: Study,
+    *,
+    key: str,
+    judges: str = "all",
+    subset: str = "all",
+    preset: str = "default",
+    result: dict | None = None,
+) -> dict:
+    """The served leaderboard (``leaderboard_current``) with its boards by ``key``; computed on
+    first request for a snapshot and cached with it (only asked-for splits cost anything)."""
+    result = result or leaderboard_current(study, judges=judges, subset=subset, preset=preset)
+    cache_key = f"ranking:{result['cache_key']}:by:{key}" if result.get("cache_key") else None
+    section = cache.get(cache_key) if cache_key else None
+    if section is None:
+        data = study_data_load(study)
+        section = by_compute(
+            data, study=study, key=key, judges=judges, subset=subset, params=params_resolve(preset)
+        )
+        if cache_key:
+            cache.set(cache_key, section, CACHE_SECONDS)
+    return dict(result, **section)
+
+
 # --------------------------------------------------------------------------- snapshots
 
 
@@ -252,10 +345,7 @@ def _fingerprint(data: StudyData, judges: str, subset: str, params: dict) -> str
 
 
 def _board_params(data: StudyData, preset: str, params: dict | None) -> dict:
-    params = dict(params or params_resolve(preset))
-    if params.get("anchor") is None:
-        params["anchor"] = data.anchor
-    return params
+    return _with_study_settings(data, params or params_resolve(preset))
 
 
 def snapshot_create(
@@ -485,6 +575,36 @@ def leaderboard_current(
         if fresh is not None and snapshot_is_current(fresh, state):
             snapshot, current = fresh, True
     return _served(study, snapshot, current, judges=judges, subset=subset, preset=preset)
+
+
+def leaderboard_served(
+    study: Study,
+    *,
+    judges: str = "all",
+    subset: str = "all",
+    preset: str = "default",
+    style: list[str] | None = None,
+    by: str | None = None,
+) -> dict:
+    """What the page and the API show (``leaderboard_current``), optionally as the
+    style-controlled view (``style``: the study's features, as stored with the snapshot) and
+    with boards by ``by``. ValueError says why a request cannot be served."""
+    result = leaderboard_current(study, judges=judges, subset=subset, preset=preset)
+    if style:
+        chosen = list(study.style_features or [])
+        if sorted(style) != sorted(chosen):
+            raise ValueError(
+                f"this study's analysis settings control for {', '.join(chosen) or 'no style'}; "
+                "change them in the study's settings, or fit another set with "
+                "`manage.py leaderboard --style`"
+            )
+        result = style_board.controlled_view(result)
+    if by:
+        category_key_check(study, by)
+        result = leaderboard_by(
+            study, key=by, judges=judges, subset=subset, preset=preset, result=result
+        )
+    return result
 
 
 def _refitted_recently(snapshot: LeaderboardSnapshot | None) -> bool:

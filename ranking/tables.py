@@ -190,6 +190,39 @@ def factor_rows(result: dict) -> Iterable[list]:
         yield [f"eigenvalue_{i}", value]
 
 
+def style_control_rows(result: dict) -> Iterable[list]:
+    """The style-controlled board beside the plain one, then each feature's coefficient."""
+    yield [
+        "system",
+        "elo_controlled",
+        "ci_low_controlled",
+        "ci_high_controlled",
+        "rank_low_controlled",
+        "rank_high_controlled",
+        "elo",
+        "ci_low",
+        "ci_high",
+        "elo_change",
+    ]
+    section = result.get("style_control") or {}
+    for row in section.get("systems", []):
+        plain = row.get("uncontrolled") or {}
+        yield [
+            row["system"],
+            row["elo"],
+            row["ci_low"],
+            row["ci_high"],
+            row.get("rank_low"),
+            row.get("rank_high"),
+            plain.get("elo"),
+            plain.get("ci_low"),
+            plain.get("ci_high"),
+            row.get("elo_change"),
+        ]
+    for name, coef in (result.get("style") or {}).items():
+        yield [f"coefficient:{name}", coef["coef"], coef["ci_low"], coef["ci_high"]]
+
+
 TABLES: dict[str, Callable[[dict], Iterable[list]]] = {
     "leaderboard": leaderboard_rows,
     "human-rows": human_rows,
@@ -200,6 +233,7 @@ TABLES: dict[str, Callable[[dict], Iterable[list]]] = {
     "correlations": correlation_rows,
     "agreement": agreement_rows,
     "factors": factor_rows,
+    "style-control": style_control_rows,
 }
 
 

@@ -36,13 +36,19 @@ def leaderboard_page(request: HttpRequest, slug: str) -> HttpResponse:
     if not form.is_valid():
         return HttpResponseBadRequest("Unknown filter value.")
     filters = form.filters()
-    result = services.leaderboard_current(study, **filters)
+    by_keys = selectors.context_category_keys(study)
+    by = form.cleaned_data.get("by") or None
+    if by is not None and by not in by_keys:
+        return HttpResponseBadRequest("Unknown split: choose a context field the study has.")
+    result = services.leaderboard_served(study, **filters, by=by)
     context = {
         "study": study,
         "form": form,
         "filters": filters,
+        "by": by,
+        "by_keys": by_keys,
         "result": result,
-        "query": urlencode(filters),
+        "query": urlencode(dict(filters, by=by) if by else filters),
         "plots": [(name, alt) for name, (_, alt) in plots.PLOTS.items()],
         "tables": list(tables.TABLES),
         "docs_url": settings.HEART_DOCS_URL,

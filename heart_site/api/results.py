@@ -10,7 +10,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ranking import services
-from ranking.apis import LeaderboardQuerySerializer
+from ranking.apis import (
+    LeaderboardQuerySerializer,
+    LeaderboardResultSerializer,
+    leaderboard_response,
+)
 from ranking.models import LeaderboardSnapshot, SubsetFilter
 
 from .base import IdCursorPagination, StudyAdminApi
@@ -18,14 +22,12 @@ from .base import IdCursorPagination, StudyAdminApi
 
 class LeaderboardLive(StudyAdminApi):
     """The leaderboard from its latest stored snapshot (`leaderboard --format json`); when the
-    judgments changed since, `status` is "updating" and a refit runs in the background."""
+    judgments changed since, `status` is "updating" and a refit runs in the background.
+    `style` gives the style-controlled view, `by` one board per value of a context field."""
 
-    @extend_schema(parameters=[LeaderboardQuerySerializer], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[LeaderboardQuerySerializer], responses=LeaderboardResultSerializer)
     def get(self, request: Request, slug: str) -> Response:
-        study = self.study()
-        query = LeaderboardQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        return Response(services.leaderboard_current(study, **query.validated_data))
+        return leaderboard_response(request, self.study())
 
 
 class SnapshotSerializer(serializers.ModelSerializer):

@@ -8,6 +8,7 @@ from completions.families import AliasError, format_aliases, parse_aliases
 from completions.models import Study, System
 from heart_site.material_formats import HEAD_BYTES, KIND_WORDS, Detection, detect_kind
 from heart_site.models import ImportKind
+from ranking.style import FEATURE_CHOICES
 
 from .services import MAX_UPLOAD_BYTES
 
@@ -42,11 +43,21 @@ GROUPS = {
         "human_weight_share",
         "leaderboard_anchor",
         "family_aliases",
+        "style_features",
     ],
 }
 
 
 class StudyForm(forms.ModelForm):
+    style_features = forms.MultipleChoiceField(
+        label="Style control",
+        choices=FEATURE_CHOICES,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Reply features the leaderboard controls for, as Chatbot Arena's style "
+        "control: a second board shows each system's Elo as if its replies had the same style "
+        "as its opponents', beside the plain one, with each feature's effect.",
+    )
     family_aliases = forms.CharField(
         label="Family aliases",
         required=False,
@@ -89,6 +100,10 @@ class StudyForm(forms.ModelForm):
             return parse_aliases(self.cleaned_data.get("family_aliases") or "")
         except AliasError as exc:
             raise forms.ValidationError(str(exc)) from exc
+
+    def clean_style_features(self) -> list[str]:
+        chosen = self.cleaned_data.get("style_features") or []
+        return [name for name, _label in FEATURE_CHOICES if name in chosen]
 
     def clean_human_weight_share(self) -> float:
         share = self.cleaned_data.get("human_weight_share")

@@ -30,6 +30,15 @@ def _migrate(targets):
     return executor.loader.project_state(targets).apps
 
 
+@pytest.fixture(autouse=True)
+def _back_to_the_latest_schema():
+    """Leave the database fully migrated: the tests after this one need the latest schema."""
+    yield
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
 @pytest.mark.django_db(transaction=True)
 def test_open_studies_without_pairs_become_drafts_and_word_limits_are_kept():
     old = _migrate(BEFORE)

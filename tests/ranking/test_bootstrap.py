@@ -74,7 +74,7 @@ def test_each_round_is_the_fit_of_its_resampled_data():
     agg = bt._aggregate_encoded(enc, "half")
     theta_hat = bt.fit_matrix(agg.wins)[0]
     thetas = bootstrap.bootstrap_thetas(design, theta_hat, rounds=5, seed=11, prior=1e-4)
-    counts = next(bootstrap._draw_blocks(design, 5, 11, 5))
+    counts = next(bootstrap.draw_counts(design.sizes, 5, 11, 5))
     unit, _ = bootstrap._codes(frame["context"].to_numpy())
     for r in range(5):
         # The round's data, rebuilt from the comparisons themselves: each weighted by how
@@ -91,7 +91,7 @@ def test_each_round_is_the_fit_of_its_resampled_data():
 def test_a_round_sums_the_drawn_units_pair_by_pair():
     frame = synthetic(k=4, n=300, contexts=12)
     enc, design = _design(frame)
-    counts = next(bootstrap._draw_blocks(design, 3, 5, 3))
+    counts = next(bootstrap.draw_counts(design.sizes, 3, 5, 3))
     columns = bootstrap.outcome_totals(design, counts)
     unit, _ = bootstrap._codes(frame["context"].to_numpy())
     for r in range(3):
@@ -115,7 +115,7 @@ def test_comparisons_are_drawn_one_by_one_as_a_multinomial():
     _, design = _design(frame.assign(context=0), clusters=False)
     assert design.unit_kind == "comparisons"
     assert design.sizes.sum() == 200
-    counts = np.vstack(list(bootstrap._draw_blocks(design, 4000, 1, 500)))
+    counts = np.vstack(list(bootstrap.draw_counts(design.sizes, 4000, 1, 500)))
     assert (counts.sum(axis=1) == 200).all()
     # Each pool's count is Binomial(200, size / 200).
     p = design.sizes / 200
@@ -128,7 +128,7 @@ def test_past_the_pool_limit_random_batches_keep_the_multinomial_covariance(monk
     frame = synthetic(k=12, n=6000, tie_share=0.0).assign(weight=1.0)
     _, design = _design(frame, clusters=False)
     assert design.unit_kind == "batches" and design.n_units == 100
-    blocks = list(bootstrap._draw_blocks(design, 4000, 2, 500))
+    blocks = list(bootstrap.draw_counts(design.sizes, 4000, 2, 500))
     columns = np.hstack([bootstrap.outcome_totals(design, c) for c in blocks])
     columns = columns[columns.sum(axis=1) > 0]  # no ties here: drop the empty tie cells
     # Per-comparison resampling: cell totals ~ Multinomial(6000, p), variance 6000 p (1 - p),

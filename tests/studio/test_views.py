@@ -209,6 +209,13 @@ def test_the_analysis_settings_are_edited_and_checked(admin_client, study):
     assert study.human_weight_share == 0.3 and study.leaderboard_anchor == "gpt-4o"
     assert study.family_aliases == {"azure-openai": "gpt"}
     assert "azure-openai = gpt" in admin_client.get(url).content.decode()
+    assert study.style_features == []
+    data["style_features"] = ["questions", "length"]
+    assert admin_client.post(url, data).status_code == 302
+    study.refresh_from_db()
+    assert study.style_features == ["length", "questions"]  # display order
+    data["style_features"] = ["colour"]
+    assert "Select a valid choice" in admin_client.post(url, data).content.decode()
 
 
 def test_uploads_import_all_or_nothing_with_their_report(upload, admin_client, study):

@@ -7,7 +7,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from completions.models import Study
-from ranking import selectors, services
+from ranking import selectors, services, style, style_board
 from ranking.models import JudgeFilter, Preset, RefitTrigger, SubsetFilter
 
 AXES = ("H", "E", "A", "R", "T")
@@ -52,6 +52,20 @@ class Command(BaseCommand):
         parser.add_argument(
             "--snapshot", action="store_true", help="Also store the fit as a leaderboard snapshot."
         )
+        parser.add_argument(
+            "--style",
+            metavar="FEATURES",
+            help="Control for reply style (Chatbot Arena's style control): comma-separated "
+            f"features among {', '.join(style.FEATURES)}, or 'none'. The systems are then the "
+            "style-controlled board, each with its uncontrolled Elo beside it (default: the "
+            "study's style-control setting, shown as a second board).",
+        )
+        parser.add_argument(
+            "--by",
+            metavar="KEY",
+            help="Also fit a board per value of a context field: emotion_type, problem_type or "
+            "a key of the contexts' metadata.",
+        )
 
     def handle(self, *args, **options) -> None:
         study = Study.objects.filter(slug=options["study"]).first()
@@ -61,10 +75,38 @@ class Command(BaseCommand):
             result = self._from_snapshot(study, options)
         else:
             result = self._fit(study, options)
+        if options["by"]:
+            result.update(self._by(study, options))
         if options["format"] == "json":
             self.stdout.write(json.dumps(result, indent=2))
         else:
             self.stdout.write(render_table(result))
+
+    def _by(self, study: Study, options: dict) -> dict:
+        try:
+            key = services.category_key_check(study, options["by"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        params = services.params_resolve(options["preset"], weights=options["weights"])
+        return services.by_compute(
+            services.study_data_load(study),
+            study=study,
+            key=key,
+            judges=options["judges"],
+            subset=options["subset"],
+            params=params,
+        )
+
+    def _style(self, options: dict) -> list[str] | None:
+        value = options["style"]
+        if value is None:
+            return None
+        if value.strip().lower() == "none":
+            return []
+        try:
+            return style.parse_features(value)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
 
     def _from_snapshot(self, study: Study, options: dict) -> dict:
         given = [f"--{name}" for name in FIT_OPTIONS if options[name] is not None]
@@ -86,11 +128,21 @@ class Command(BaseCommand):
                 f"note: the judgments or settings changed since this snapshot ({taken} UTC); "
                 "the next refit brings it up to date"
             )
-        return dict(
+        result = dict(
             snapshot.result,
             snapshot_id=snapshot.pk,
             snapshot_created_at=snapshot.created_at.isoformat(),
         )
+        wanted = self._style(options)
+        if wanted:
+            stored = (result.get("style_control") or {}).get("requested")
+            if stored != wanted:
+                raise CommandError(
+                    f"the stored snapshot controls for {stored or 'no style features'}, not "
+                    f"{wanted}: leave out --from-snapshot to fit now"
+                )
+            result = style_board.controlled_view(result)
+        return result
 
     def _fit(self, study: Study, options: dict) -> dict:
         try:
@@ -102,12 +154,15 @@ class Command(BaseCommand):
                 bootstrap_rounds=options["rounds"],
                 seed=options["seed"],
                 anchor=options["anchor"],
+                style=self._style(options),
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         if options["ci"] == "none":
             params["ci"] = None
         data = services.study_data_load(study)
+        if params.get("style"):
+            services.pair_texts_ensure(data, study)
         known = set(data.systems.index)
         if options["anchor"] and options["anchor"] not in known:
             raise CommandError(
@@ -124,9 +179,15 @@ class Command(BaseCommand):
                 data=data,
                 params=params,
             )
-            return dict(snapshot.result, snapshot_id=snapshot.pk)
-        return services.leaderboard_from_data(
-            data, study=study, judges=options["judges"], subset=options["subset"], params=params
+            result = dict(snapshot.result, snapshot_id=snapshot.pk)
+        else:
+            result = services.leaderboard_from_data(
+                data, study=study, judges=options["judges"], subset=options["subset"], params=params
+            )
+        return (
+            style_board.controlled_view(result)
+            if params.get("style") and options["style"]
+            else result
         )
 
 
@@ -152,6 +213,10 @@ def render_table(result: dict) -> str:
         lines.append(f"Anchor: {result['anchor']} (Elo fixed at 1500)")
     if interval:
         lines.append(f"Interval: {interval.get('level', 95)}% {interval.get('method')}")
+    if "uncontrolled_systems" in result:
+        lines.append(
+            "Elo below: controlled for reply style (uncontrolled Elo beside it further down)"
+        )
     lines.append(
         f"{'#':>3}  {'system':<28} {'Elo':>7} {'95% CI':>17} {'rank':>7} {'win':>6} {'n':>6}  "
         + " ".join(f"{axis:>5}" for axis in AXES)
@@ -171,4 +236,66 @@ def render_table(result: dict) -> str:
         )
     lines.extend(f"note: {row['system']}: {row['note']}" for row in result.get("human_rows", []))
     lines.extend(f"warning: {message}" for message in result.get("warnings", []))
+    lines += _style_lines(result) + _by_lines(result)
     return "\n".join(lines) + "\n"
+
+
+def _style_lines(result: dict) -> list[str]:
+    section = result.get("style_control")
+    if not section:
+        return []
+    lines = [
+        "",
+        f"Style-controlled Elo (controlling for {', '.join(section['features']) or 'nothing'}), "
+        "beside the uncontrolled Elo:",
+        f"{'#':>3}  {'system':<28} {'controlled':>10} {'95% CI':>17} {'uncontrolled':>12} "
+        f"{'change':>7}",
+    ]
+    for position, row in enumerate(section["systems"], start=1):
+        before = (row.get("uncontrolled") or {}).get("elo")
+        change = row.get("elo_change")
+        ci = f"[{_fmt(row['ci_low'], '.1f')}, {_fmt(row['ci_high'], '.1f')}]"
+        lines.append(
+            f"{position:>3}  {row['system'][:28]:<28} {_fmt(row['elo'], '10.1f')} {ci:>17} "
+            f"{_fmt(before, '12.1f')} {_fmt(change, '+7.1f')}"
+        )
+    lines.append("Style coefficients (log-odds per SD of the normalised difference; Elo per SD):")
+    for name, coef in result.get("style", {}).items():
+        lines.append(
+            f"  {name:<10} {_fmt(coef['coef'], '+.3f')} [{_fmt(coef['ci_low'], '+.3f')}, "
+            f"{_fmt(coef['ci_high'], '+.3f')}]  {_fmt(coef['elo_per_sd'], '+.1f')} Elo"
+        )
+    lines.extend(f"warning: {message}" for message in section.get("warnings", []))
+    audit = (result.get("llm_judges") or {}).get("length_audit")
+    if audit and audit.get("humans"):
+        human = audit["humans"]
+        lines.append(
+            f"Length bias (log-odds per SD of length): humans {_fmt(human['coef'], '+.3f')} "
+            f"[{_fmt(human['ci_low'], '+.3f')}, {_fmt(human['ci_high'], '+.3f')}]"
+        )
+        for row in audit["judges"]:
+            lines.append(
+                f"  {row['judge']:<26} {_fmt(row['coef'], '+.3f')}; minus humans "
+                f"{_fmt(row.get('diff'), '+.3f')} [{_fmt(row.get('diff_ci_low'), '+.3f')}, "
+                f"{_fmt(row.get('diff_ci_high'), '+.3f')}]: {row.get('reading', '')}"
+            )
+    return lines
+
+
+def _by_lines(result: dict) -> list[str]:
+    if "by" not in result:
+        return []
+    lines = ["", f"By {result['by_key']}:"]
+    for value, cell in result["by"].items():
+        flag = "  (too few comparisons)" if cell.get("too_few") else ""
+        lines.append(f"{value}: {cell['n_comparisons']} comparisons{flag}")
+        for row in cell["systems"]:
+            lines.append(
+                f"     {row['system'][:28]:<28} {_fmt(row['elo'], '7.1f')} "
+                f"[{_fmt(row['ci_low'], '.1f')}, {_fmt(row['ci_high'], '.1f')}] "
+                f"win {_fmt(row['win_rate'], '.3f')} n {row['n']}"
+            )
+    lines.extend(f"warning: {message}" for message in result.get("by_warnings", []))
+    if result.get("by_warnings"):
+        lines.append(f"note: {result['by_threshold']['note']}")
+    return lines

@@ -1,0 +1,460 @@
+"""Style-controlled Bradley–Terry: system strengths fitted jointly with reply-style covariates,
+as Chatbot Arena's style control does. No Django import.
+
+Model: Pr(a beats b) = sigmoid(theta_a - theta_b + sum_f beta_f x_f), a tie counting as half a
+win (y = 1, 1/2, 0), each comparison weighted as on the plain board. ``x_f`` is the comparison's
+covariate for reply feature f (:data:`FEATURES`): the normalised difference
+(f_a - f_b) / (f_a + f_b + 1) of the two replies' values, divided by its root mean square over
+the comparisons, so ``beta_f`` is in log-odds per standard deviation. Arena also subtracts the
+mean; here the covariate stays antisymmetric (it flips sign when the two sides swap), because the
+side a reply sits on is an accident of storage order (the pair's first completion), not of style.
+
+``theta`` is then the strength a system would have against an opponent of the same style:
+Elo = 400 (theta - mean theta) / ln 10 + 1500, or relative to an anchor, as in
+:mod:`ranking.bradley_terry`.
+
+Fitting: comparisons of one pair item share both systems and both texts, so they are summed per
+item into its weight W and its weighted score S (sum of w y); the likelihood depends on the data
+only through those. Newton's method with the exact Hessian solves all bootstrap rounds of a block
+at once; the rounds resample the same units (source conversations) with the same draws as the
+plain board's bootstrap (:func:`ranking.bootstrap.draw_counts`), so the two boards' intervals
+come from the same resamples.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import sparse, stats
+
+from . import bootstrap
+from .bradley_terry import DEFAULT_PRIOR, ELO_SCALE, WINNER_CODES
+
+_LIST_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*+\u2022]|\d+[.)])[ \t]+\S")
+_MARKDOWN = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+\S|\*\*[^*\n]+\*\*|__[^_\n]+__")
+
+
+@dataclass(frozen=True)
+class Feature:
+    name: str
+    label: str
+    count: Callable[[pd.Series], pd.Series]
+
+
+#: The reply features a study can control for, in display order.
+FEATURES: dict[str, Feature] = {
+    f.name: f
+    for f in (
+        Feature("length", "Length (words)", lambda s: s.str.count(r"\S+")),
+        Feature("questions", "Questions asked (number of '?')", lambda s: s.str.count(r"\?")),
+        Feature(
+            "lists",
+            "List items (lines starting with -, *, + or 1.)",
+            lambda s: s.str.count(_LIST_ITEM),
+        ),
+        Feature("markdown", "Markdown headers and bold", lambda s: s.str.count(_MARKDOWN)),
+    )
+}
+FEATURE_CHOICES = [(f.name, f.label) for f in FEATURES.values()]
+
+
+def parse_features(value: str | list[str] | None) -> list[str]:
+    """Feature names from "length,questions" (or a list), checked and in display order."""
+    if not value:
+        return []
+    names = value.split(",") if isinstance(value, str) else list(value)
+    names = [n.strip() for n in names if n.strip()]
+    unknown = [n for n in names if n not in FEATURES]
+    if unknown:
+        raise ValueError(f"unknown style feature(s) {unknown}; choose from {list(FEATURES)}")
+    return [n for n in FEATURES if n in names]
+
+
+def text_features(texts: pd.Series, names: list[str] | None = None) -> pd.DataFrame:
+    """Per text, the count of each feature (a missing text counts nothing and stays NaN)."""
+    texts = texts.astype("string")
+    return pd.DataFrame(
+        {name: FEATURES[name].count(texts).astype(float) for name in names or FEATURES},
+        index=texts.index,
+    )
+
+
+def covariates(
+    features_a: pd.DataFrame, features_b: pd.DataFrame
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Each comparison's covariates from the two replies' feature counts (rows aligned): the
+    normalised difference, divided by its root mean square over the comparisons.
+
+    Returns the covariates and, per feature left out, why (no variation, or unknown texts).
+    Rows with an unknown text (NaN) get 0: no style information, no push either way.
+    """
+    diff = (features_a - features_b) / (features_a + features_b + 1.0)
+    out, dropped = {}, {}
+    for name in diff.columns:
+        column = diff[name]
+        known = column.dropna()
+        rms = math.sqrt(float((known**2).mean())) if len(known) else 0.0
+        if rms == 0.0:
+            dropped[name] = "no comparison differs in it (its effect cannot be estimated)"
+            continue
+        out[name] = (column / rms).fillna(0.0)
+    return pd.DataFrame(out, index=diff.index), dropped
+
+
+# --------------------------------------------------------------------------- the data
+
+
+@dataclass(frozen=True)
+class Items:
+    """Comparisons summed per pair item: systems ``a``/``b``, covariates ``x`` (items x F), and the
+    sparse per-unit (W, S) columns the bootstrap draws from (units x 2 items)."""
+
+    systems: pd.Index
+    a: np.ndarray
+    b: np.ndarray
+    x: np.ndarray
+    weight: np.ndarray
+    score: np.ndarray
+    units: sparse.csr_matrix
+    sizes: np.ndarray
+    unit_kind: str
+    clusters: np.ndarray  # per system, the units it appears in
+
+    @property
+    def k(self) -> int:
+        return len(self.systems)
+
+
+def items_from(comparisons: pd.DataFrame, names: list[str], *, seed: int = 0) -> Items:
+    """Encode comparisons carrying one covariate column per name (and optional ``weight``,
+    ``item``, ``cluster``/``context``) into :class:`Items`."""
+    codes_a, uniq_a = pd.factorize(comparisons["system_a"].astype(str))
+    codes_b, uniq_b = pd.factorize(comparisons["system_b"].astype(str))
+    systems = pd.Index(pd.Index(uniq_a).append(pd.Index(uniq_b)).unique(), name="system")
+    a = systems.get_indexer(uniq_a)[codes_a]
+    b = systems.get_indexer(uniq_b)[codes_b]
+    if (a == b).any():
+        raise ValueError("a system cannot be compared with itself (system_a == system_b)")
+    outcome = comparisons["winner"].astype(str).map(WINNER_CODES)
+    if outcome.isna().any():
+        raise ValueError("winner must be 'a', 'b' or 'tie'")
+    outcome = outcome.to_numpy(dtype=np.int64)
+    y = np.array([1.0, 0.0, 0.5])[outcome]
+    weight = (
+        comparisons["weight"].to_numpy(dtype=float)
+        if "weight" in comparisons.columns
+        else np.ones(len(comparisons))
+    )
+    x_rows = comparisons[names].to_numpy(dtype=float) if names else np.zeros((len(a), 0))
+    if "item" in comparisons.columns:
+        item, _ = pd.factorize(comparisons["item"], use_na_sentinel=False)
+    else:
+        item = np.arange(len(a))
+    n_items = int(item.max()) + 1 if len(item) else 0
+    first = np.full(n_items, -1)
+    first[item[::-1]] = np.arange(len(item))[::-1]  # the first comparison of each item
+    column = next((c for c in ("cluster", "context") if c in comparisons.columns), None)
+    clusters = None if column is None else comparisons[column].to_numpy()
+    unit, sizes, kind = bootstrap.resampling_units(item * 3 + outcome, weight, clusters, seed)
+    w = weight / sizes[unit] if kind == "comparisons" else weight
+    n_units = len(sizes)
+    units = sparse.csr_matrix(
+        (
+            np.concatenate([w, w * y]),
+            (np.concatenate([unit, unit]), np.concatenate([item, item + n_items])),
+        ),
+        shape=(n_units, 2 * n_items),
+    )
+    seen = sparse.csc_matrix(
+        (np.ones(2 * len(unit)), (np.concatenate([unit, unit]), np.concatenate([a, b]))),
+        shape=(n_units, len(systems)),
+    )
+    seen.sum_duplicates()
+    return Items(
+        systems=systems,
+        a=a[first],
+        b=b[first],
+        x=x_rows[first],
+        weight=np.bincount(item, weight, n_items),
+        score=np.bincount(item, weight * y, n_items),
+        units=units,
+        sizes=sizes,
+        unit_kind=kind,
+        clusters=np.diff(seen.indptr),
+    )
+
+
+# --------------------------------------------------------------------------- the solver
+
+
+@dataclass(frozen=True)
+class _Design:
+    """What every Newton step needs besides the parameters (built once per fit)."""
+
+    k: int
+    a: np.ndarray
+    b: np.ndarray
+    x: np.ndarray
+    signed: sparse.csr_matrix  # items x K: +1 at a, -1 at b
+    pairs: sparse.csr_matrix  # items x P
+    lo: np.ndarray
+    hi: np.ndarray
+    xx: np.ndarray  # items x F*F, products of covariates
+
+    @classmethod
+    def of(cls, items: Items) -> _Design:
+        n, k = len(items.a), items.k
+        rows = np.arange(n)
+        signed = sparse.csr_matrix(
+            (
+                np.concatenate([np.ones(n), -np.ones(n)]),
+                (np.concatenate([rows, rows]), np.concatenate([items.a, items.b])),
+            ),
+            shape=(n, k),
+        )
+        lo, hi = np.minimum(items.a, items.b), np.maximum(items.a, items.b)
+        pair, uniques = pd.factorize(lo * k + hi)
+        uniques = np.asarray(uniques, dtype=np.int64)
+        pairs = sparse.csr_matrix((np.ones(n), (rows, pair)), shape=(n, len(uniques)))
+        f = items.x.shape[1]
+        xx = (items.x[:, :, None] * items.x[:, None, :]).reshape(n, f * f)
+        return cls(k, items.a, items.b, items.x, signed, pairs, uniques // k, uniques % k, xx)
+
+
+def _eta(design: _Design, params: np.ndarray) -> np.ndarray:
+    theta, beta = params[:, : design.k], params[:, design.k :]
+    return theta[:, design.a] - theta[:, design.b] + beta @ design.x.T
+
+
+def _loss(design, params, weight, score, prior) -> np.ndarray:
+    """Penalised negative log-likelihood of each round: sum W log(1 + e^eta) - S eta."""
+    eta = _eta(design, params)
+    return (weight * np.logaddexp(0.0, eta) - score * eta).sum(axis=1) + 0.5 * prior * (
+        params**2
+    ).sum(axis=1)
+
+
+def _newton_step(design: _Design, params, weight, score, prior) -> np.ndarray:
+    k, f = design.k, design.x.shape[1]
+    rounds = params.shape[0]
+    p = 0.5 * (1.0 + np.tanh(0.5 * _eta(design, params)))
+    resid = weight * p - score  # d loss / d eta
+    curve = weight * p * (1.0 - p)
+    grad = np.empty_like(params)
+    grad[:, :k] = np.asarray(design.signed.T @ resid.T).T
+    grad[:, k:] = resid @ design.x
+    grad += prior * params
+    hess = np.zeros((rounds, k + f, k + f))
+    per_pair = np.asarray(design.pairs.T @ curve.T).T  # rounds x P
+    hess[:, design.lo, design.hi] -= per_pair
+    hess[:, design.hi, design.lo] -= per_pair
+    diagonal = np.arange(k)
+    hess[:, diagonal, diagonal] = -hess[:, :k, :k].sum(axis=2)
+    for j in range(f):
+        cross = np.asarray(design.signed.T @ (curve * design.x[:, j]).T).T
+        hess[:, :k, k + j] = cross
+        hess[:, k + j, :k] = cross
+    hess[:, k:, k:] = (curve @ design.xx).reshape(rounds, f, f)
+    index = np.arange(k + f)
+    hess[:, index, index] += prior
+    # As in the plain fit: 1/K on the theta block fixes the free common shift of theta.
+    hess[:, :k, :k] += 1.0 / k
+    grad[:, :k] += params[:, :k].sum(axis=1, keepdims=True) / k
+    return -np.linalg.solve(hess, grad[..., None])[..., 0], hess
+
+
+def newton(
+    design: _Design,
+    weight: np.ndarray,
+    score: np.ndarray,
+    start: np.ndarray,
+    prior: float,
+    *,
+    tol: float = 1e-10,
+    max_iter: int = 100,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Damped Newton on a batch of rounds (weight, score: rounds x items); returns the
+    parameters (rounds x (K + F), theta centred) and each round's last penalised Hessian.
+
+    As in the plain bootstrap (:func:`ranking.bootstrap.newton_half`), a step moving no
+    parameter by more than ``bootstrap.SAFE_STEP`` is taken whole (the logistic curvature
+    cannot change enough over it to overshoot); larger steps are backtracked until the
+    penalised likelihood improves. Rounds leave the batch once their step is below ``tol``.
+    """
+    rounds = weight.shape[0]
+    params = np.array(np.broadcast_to(start, (rounds, len(start))), dtype=float)
+    hess = np.empty((rounds, len(start), len(start)))
+    active = np.arange(rounds)
+    for _ in range(max_iter):
+        w, s, current = weight[active], score[active], params[active]
+        step, hess[active] = _newton_step(design, current, w, s, prior)
+        size = np.max(np.abs(step), axis=1)
+        big = size > bootstrap.SAFE_STEP
+        if big.any():
+            step[big] *= _backtrack(design, current[big], step[big], w[big], s[big], prior)[:, None]
+            size = np.max(np.abs(step), axis=1)
+        params[active] = current + step
+        active = active[size >= tol]
+        if not len(active):
+            break
+    params[:, : design.k] -= params[:, : design.k].mean(axis=1, keepdims=True)
+    return params, hess
+
+
+def _backtrack(design, params, step, weight, score, prior) -> np.ndarray:
+    """Per round, the step scale (1, 1/2, 1/4 ...) whose penalised loss is no worse."""
+    loss = _loss(design, params, weight, score, prior)
+    scale = np.ones(len(params))
+    for _ in range(40):
+        trial = _loss(design, params + scale[:, None] * step, weight, score, prior)
+        worse = trial > loss + 1e-12 * np.abs(loss)
+        if not worse.any():
+            break
+        scale = np.where(worse, scale / 2.0, scale)
+    return scale
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+@dataclass(frozen=True)
+class StyleFit:
+    """``table``: as :func:`ranking.bradley_terry.fit` (controlled Elo); ``coefficients``:
+    per feature ``coef`` (log-odds per SD), ``se``, ``ci_low``, ``ci_high`` and ``elo_per_sd``
+    (the coefficient on the Elo scale); ``dropped``: features left out, with the reason."""
+
+    table: pd.DataFrame
+    coefficients: pd.DataFrame
+    dropped: dict[str, str] = field(default_factory=dict)
+    draws: pd.DataFrame | None = None
+    reference: list[str] = field(default_factory=list)
+    unit: str | None = None
+
+
+def fit(
+    comparisons: pd.DataFrame,
+    names: list[str],
+    *,
+    ci: str | None = "fisher",
+    bootstrap_rounds: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+    prior: float = DEFAULT_PRIOR,
+    anchor: str | None = None,
+) -> StyleFit:
+    """Fit Bradley–Terry with the covariate columns ``names`` of ``comparisons`` (see the module
+    doc; :func:`covariates` makes them). ``ci``: "bootstrap" (percentile intervals over resampled
+    clusters, else contexts, else comparisons), "fisher" (observed information) or None."""
+    items = items_from(comparisons, names, seed=seed)
+    design = _Design.of(items)
+    k, f = items.k, len(names)
+    params, hess = newton(design, items.weight[None], items.score[None], np.zeros(k + f), prior)
+    theta, beta = params[0, :k], params[0, k:]
+    anchor_at = None if anchor is None else int(items.systems.get_loc(anchor))
+    elo = bootstrap.point_elo(theta, anchor_at)
+    z = stats.norm.ppf(1.0 - alpha / 2.0)
+    draws, reference, unit = None, [], None
+    extra = {"clusters": np.full(k, np.nan), "ci_mc_error": np.full(k, np.nan)}
+    if ci == "bootstrap":
+        thetas, betas = _bootstrap(items, design, params[0], bootstrap_rounds, seed, prior)
+        mask = bootstrap.reference_systems(items.clusters)
+        elo_draws = bootstrap.round_elos(thetas, theta, reference=mask, anchor=anchor_at)
+        low, high = bootstrap.percentile_interval(elo_draws, alpha)
+        se = elo_draws.std(axis=0, ddof=1)
+        b_low, b_high = bootstrap.percentile_interval(betas, alpha)
+        b_se = betas.std(axis=0, ddof=1)
+        extra = {
+            "clusters": items.clusters.astype(float),
+            "ci_mc_error": bootstrap.monte_carlo_error(elo_draws, alpha),
+        }
+        draws = pd.DataFrame(elo_draws, columns=items.systems)
+        reference = [str(s) for s in items.systems[mask]] if anchor_at is None else [anchor]
+        unit = items.unit_kind
+    elif ci == "fisher":
+        cov = _covariance(hess[0], k)
+        se_theta = _elo_se(cov[:k, :k], anchor_at)
+        se, low, high = se_theta, elo - z * se_theta, elo + z * se_theta
+        b_se = np.sqrt(np.clip(np.diag(cov)[k:], 0.0, None))
+        b_low, b_high = beta - z * b_se, beta + z * b_se
+    else:
+        se = low = high = np.full(k, np.nan)
+        b_se = b_low = b_high = np.full(f, np.nan)
+    table = _table(items, comparisons, theta, elo, se, low, high, extra)
+    coefficients = pd.DataFrame(
+        {
+            "coef": beta,
+            "se": b_se,
+            "ci_low": b_low,
+            "ci_high": b_high,
+            "elo_per_sd": ELO_SCALE * beta,
+        },
+        index=pd.Index(names, name="feature"),
+    )
+    return StyleFit(table, coefficients, draws=draws, reference=reference, unit=unit)
+
+
+def _bootstrap(items: Items, design: _Design, start, rounds: int, seed: int, prior: float):
+    n_items = len(items.a)
+    by_column = items.units.T.tocsr()
+    block = max(1, bootstrap.BLOCK_FLOATS // max(n_items, 1))
+    out = np.empty((rounds, len(start)))
+    done = 0
+    for counts in bootstrap.draw_counts(
+        items.sizes, rounds, seed, min(block, bootstrap.DRAW_BLOCK)
+    ):
+        totals = np.asarray(by_column @ np.ascontiguousarray(counts.T, dtype=float)).T
+        params, _ = newton(
+            design, totals[:, :n_items], totals[:, n_items:], start, prior, tol=bootstrap.TOLERANCE
+        )
+        out[done : done + len(counts)] = params
+        done += len(counts)
+    return out[:, : items.k], out[:, items.k :]
+
+
+def _covariance(hess: np.ndarray, k: int) -> np.ndarray:
+    """Inverse observed information, theta centred (the 1/K shift fix is already in ``hess``)."""
+    cov = np.linalg.inv(hess)
+    centre = np.eye(len(hess))
+    centre[:k, :k] -= 1.0 / k
+    return centre @ cov @ centre.T
+
+
+def _elo_se(cov: np.ndarray, anchor_at: int | None) -> np.ndarray:
+    if anchor_at is not None:
+        column = cov[:, anchor_at : anchor_at + 1]
+        cov = cov - column - column.T + cov[anchor_at, anchor_at]
+    return ELO_SCALE * np.sqrt(np.clip(np.diag(cov), 0.0, None))
+
+
+def _table(items, comparisons, theta, elo, se, low, high, extra) -> pd.DataFrame:
+    k = items.k
+    wins = np.bincount(items.a, items.score, k) + np.bincount(
+        items.b, items.weight - items.score, k
+    )
+    total = np.bincount(items.a, items.weight, k) + np.bincount(items.b, items.weight, k)
+    names = pd.concat([comparisons["system_a"].astype(str), comparisons["system_b"].astype(str)])
+    n = names.value_counts().reindex(items.systems, fill_value=0).to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        win_rate = np.where(total > 0, wins / total, np.nan)
+    frame = pd.DataFrame(
+        {
+            "theta": theta,
+            "elo": elo,
+            "se": se,
+            "ci_low": low,
+            "ci_high": high,
+            "n": n.astype(np.int64),
+            "wins": wins,
+            "win_rate": win_rate,
+            **extra,
+        },
+        index=items.systems,
+    )
+    bounds = (elo, elo) if np.isnan(low).all() else (low, high)
+    frame["rank_low"], frame["rank_high"] = bootstrap.rank_intervals(*bounds)
+    return frame.sort_values("elo", ascending=False, kind="stable")
