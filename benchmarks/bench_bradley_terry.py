@@ -36,10 +36,8 @@ import pandas as pd
 # The script is run by path: make the repository root importable for `ranking`.
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import peers  # noqa: E402
-
+from benchmarks import peers  # noqa: E402
 from ranking import bradley_terry as bt  # noqa: E402
 
 TIE_SHARE = 0.15  # share of ties between equally strong systems
