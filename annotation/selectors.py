@@ -7,6 +7,7 @@ import random
 import statistics
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
 from django.db.models import Count, F, Model, Q, Sum
@@ -55,7 +56,7 @@ class ItemView:
     """What the judging page shows: no ids, no system, family or writer."""
 
     token: str
-    turns: list[dict]
+    turns: list[dict[str, Any]]
     left_text: str
     right_text: str
 
@@ -125,10 +126,10 @@ def sql_columns(model: type[Model], alias: str) -> str:
     )
 
 
-_converters: dict[tuple, list] = {}
+_converters: dict[tuple[Any, ...], list[Any]] = {}
 
 
-def _row_converters(model: type[Model]) -> list:
+def _row_converters(model: type[Model]) -> list[Any]:
     key = (model, connection.vendor)
     if key not in _converters:
         cols = [f.get_col(model._meta.db_table) for f in model._meta.concrete_fields]
@@ -162,7 +163,7 @@ def item_view(*, assignment: Assignment) -> ItemView:
 
 
 _QC_COUNT_TTL = 60.0
-_qc_counts: dict[tuple, tuple[float, int]] = {}
+_qc_counts: dict[tuple[Any, ...], tuple[float, int]] = {}
 
 
 def quality_item_count(*, study: Study) -> int:
@@ -187,7 +188,7 @@ def quality_item_count_forget(*, study: Study) -> None:
     _context_counts.pop((study.pk, study.created_at), None)
 
 
-_context_counts: dict[tuple, tuple[float, int]] = {}
+_context_counts: dict[tuple[Any, ...], tuple[float, int]] = {}
 
 
 def _contexts_with_pairs(study: Study) -> int:
@@ -238,13 +239,13 @@ def rater_stats(*, study: Study, raters: list[Rater] | None = None) -> list[Rate
     rows = Judgment.objects.filter(
         study=study, rater__in=[r.pk for r in raters], judge_kind="human"
     ).values_list("rater_id", "quality_check", "passed_check", "duration_ms")
-    per_rater: dict[int, list] = {r.pk: [] for r in raters}
+    per_rater: dict[int, list[Any]] = {r.pk: [] for r in raters}
     for rater_id, is_check, passed, duration in rows:
         per_rater[rater_id].append((is_check, passed, duration))
     return [_stats_for(rater, per_rater[rater.pk]) for rater in raters]
 
 
-def _stats_for(rater: Rater, rows: list) -> RaterStats:
+def _stats_for(rater: Rater, rows: list[Any]) -> RaterStats:
     durations = [d for is_check, _, d in rows if not is_check and d is not None]
     checks = [passed for is_check, passed, _ in rows if is_check]
     return RaterStats(
@@ -256,7 +257,7 @@ def _stats_for(rater: Rater, rows: list) -> RaterStats:
     )
 
 
-def study_progress(*, study: Study) -> dict:
+def study_progress(*, study: Study) -> dict[str, Any]:
     totals = Pair.objects.filter(study=study).aggregate(
         pairs=Count("id"),
         complete=Count("id", filter=Q(n_judgments__gte=F("quota"))),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 
@@ -78,7 +79,7 @@ def pairs_plan(
     design: str | None = None,
     per_context: int | None = None,
     seed: int | None = None,
-) -> tuple[dict, dict, dict]:
+) -> tuple[dict[str, Any], dict[str, Any], dict]:
     """(completions per context, stored pairs per context, planned pairs per context).
 
     Writes nothing: the studio previews this before `pairs_design` stores the new pairs.

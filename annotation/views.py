@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from functools import wraps
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib import messages
@@ -52,6 +53,9 @@ from .services import (
     rater_finish,
     rater_join,
 )
+
+if TYPE_CHECKING:
+    from heart_site.middleware import HtmxHttpRequest
 
 # An admin's exclusion decision: exclude, include, or follow the automatic flag again.
 EXCLUSION_ACTIONS = {"exclude": True, "include": False, "auto": None}
@@ -234,7 +238,7 @@ def _submit_refused(request: HttpRequest, rater: Rater, assignment: Assignment) 
 
 @require_POST
 @role("rater")
-def submit(request: HttpRequest, token: str) -> HttpResponse:
+def submit(request: HtmxHttpRequest, token: str) -> HttpResponse:
     assignment = access_assignment_for_rater(request, token)
     rater = assignment.rater
     study = rater.study
@@ -329,13 +333,13 @@ def _rater_url(name: str, study: Study) -> str:
     return reverse(f"annotation:{name}", kwargs={"invite_token": study.invite_token})
 
 
-def _to_done(request: HttpRequest, rater: Rater) -> HttpResponse:
+def _to_done(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
     url = _rater_url("done", rater.study)
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 def _render_item(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     rater: Rater,
     assignment: Assignment,
     form: JudgmentForm | None = None,

@@ -11,6 +11,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.db import transaction
 
@@ -105,7 +106,7 @@ def esconv_import(
     *,
     study: Study,
     path: str | Path | None = None,
-    raw_dialogues: list | None = None,
+    raw_dialogues: list[Any] | None = None,
     limit: int | None = None,
 ) -> ImportReport:
     """Screen an ESConv file (or already-loaded list) and create its contexts and dataset replies.

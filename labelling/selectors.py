@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
@@ -33,7 +34,7 @@ class LabelSource:
     name: str
     description: str
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -100,7 +101,7 @@ def strategies_by_completion(study: Study, source: LabelSource) -> dict[int, lis
     return dict(rows)
 
 
-def label_state(study: Study) -> dict | None:
+def label_state(study: Study) -> dict[str, Any] | None:
     """The latest finished label set in one query (None without one): what the leaderboard
     uses by default, and part of its cache key so a new label set shows at once."""
     return (
@@ -112,7 +113,7 @@ def label_state(study: Study) -> dict | None:
     )
 
 
-def source_from_state(study: Study, state: dict | None) -> LabelSource:
+def source_from_state(study: Study, state: dict[str, Any] | None) -> LabelSource:
     """The default source (``auto``) from ``label_state``'s answer, without a query."""
     if state is None:
         return _metadata_source(study)
@@ -228,7 +229,7 @@ def _has_adjudication(item: SampleItem) -> bool:
     return True
 
 
-def sample_progress(states: list[ItemState], quota: int) -> dict:
+def sample_progress(states: list[ItemState], quota: int) -> dict[str, Any]:
     return {
         "items": len(states),
         "fully_labelled": sum(1 for s in states if len(s.labels) >= quota),
@@ -248,7 +249,7 @@ def samples_of_study(study: Study) -> QuerySet[ValidationSample]:
     ).order_by("-created_at")
 
 
-def validation_report(sample: ValidationSample, label_set: LabelSet | None) -> dict:
+def validation_report(sample: ValidationSample, label_set: LabelSet | None) -> dict[str, Any]:
     """Per-strategy and macro F1 and Cohen's kappa of a label set against the human consensus.
 
     Counts the sample items with a consensus that the label set labelled; "uncertain" is

@@ -28,6 +28,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -447,7 +448,7 @@ def position_bias(judgments: pd.DataFrame, *, kind: str | None = None) -> pd.Dat
 
 def agreement_summary(
     judgments: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, min_human: int = 2
-) -> dict:
+) -> dict[str, Any]:
     """Every agreement statistic of this module in one JSON-serialisable dict (NaN -> None).
 
     Keys: ``fleiss_kappa`` (human, overall verdict), ``fleiss_kappa_axes`` ({axis: kappa}

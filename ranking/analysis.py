@@ -8,6 +8,7 @@ Percentages are returned on the 0-100 scale where the paper reports percentages
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -78,7 +79,7 @@ def axis_win_rates(
 
 def head_to_head_shares(
     comparisons: pd.DataFrame, kind_of_system: Mapping[str, str] | pd.Series
-) -> dict:
+) -> dict[str, Any]:
     """Human-vs-model comparisons: shares where the model / the human / neither won (4.5).
 
     Counts rows whose two systems are of kinds "model" and "human" (either order); other
@@ -170,7 +171,7 @@ def strategy_usage(
 EXACT_MAX_N = 8
 
 
-def correlation(x: Sequence[float] | pd.Series, y: Sequence[float] | pd.Series) -> dict:
+def correlation(x: Sequence[float] | pd.Series, y: Sequence[float] | pd.Series) -> dict[str, Any]:
     """Pearson and Spearman correlation of paired values, dropping pairs with a NaN.
 
     Returns ``{"pearson_r", "pearson_p", "spearman_rho", "spearman_p", "n", "p_method",

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -360,7 +360,7 @@ def fit_matrix(
     tie_model: TieModel = "half",
     prior: float = DEFAULT_PRIOR,
     theta0: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, dict]:
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """Maximum (penalised) likelihood theta for a K x K matrix of weighted wins.
 
     ``wins[i, j]`` is the weight of i beating j. With ``tie_model="half"`` ties must

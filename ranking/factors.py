@@ -16,6 +16,7 @@ z-scored per axis over the responses with a score on every axis, then:
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -65,7 +66,7 @@ def cronbach_alpha(items: pd.DataFrame | np.ndarray) -> float:
     return float(k / (k - 1) * (1.0 - data.var(axis=0, ddof=1).sum() / total))
 
 
-def factor_structure(judgments: pd.DataFrame) -> dict | None:
+def factor_structure(judgments: pd.DataFrame) -> dict[str, Any] | None:
     """The paper 9.11 summary, or None without enough responses marked on every axis."""
     scores = response_scores(judgments)
     axes = [axis for axis in AXES if axis in scores]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -76,7 +77,7 @@ def average_human_row(
     covariance: pd.DataFrame | None = None,
     alpha: float = 0.05,
     ci: str | None = "bootstrap",
-) -> dict | None:
+) -> dict[str, Any] | None:
     """The "Average human" row from the main fit (see the module doc).
 
     ``weights``: writer -> contexts written. The interval: the percentile interval of the
@@ -162,7 +163,7 @@ def _best(records: pd.DataFrame) -> pd.Series:
     return pd.Series(best["system"].to_numpy(), index=best["context"].to_numpy())
 
 
-def best_human_per_context(comparisons: pd.DataFrame, humans: Collection[str]) -> dict:
+def best_human_per_context(comparisons: pd.DataFrame, humans: Collection[str]) -> dict[str, Any]:
     """Context -> the human system with the best record in that context (all verdicts)."""
     return _best(_records(comparisons, humans)).to_dict()
 
@@ -226,7 +227,9 @@ def _keep_chosen(mixed: pd.DataFrame, humans: Collection[str], chosen: pd.Series
     return kept
 
 
-def align_row(derived: pd.DataFrame, main: pd.DataFrame, name: str, reference: list[str]) -> dict:
+def align_row(
+    derived: pd.DataFrame, main: pd.DataFrame, name: str, reference: list[str]
+) -> dict[str, Any]:
     """The derived system's row, shifted onto the main table's Elo scale: the shift makes the
     ``reference`` systems (the main fit's well-connected ones, or its anchor) that both fits
     share have the same mean Elo in both."""
@@ -256,7 +259,7 @@ def best_human_row(
     *,
     reference: list[str],
     cross_fit: bool = True,
-) -> dict | None:
+) -> dict[str, Any] | None:
     """The "Best human (per context)" row: its comparisons fitted with ``fit`` and aligned."""
     if not len(humans) or comparisons.empty:
         return None

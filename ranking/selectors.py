@@ -6,6 +6,8 @@ pairs, systems or raters beyond the rows themselves.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 from django.db.models import (
     BooleanField,
@@ -164,7 +166,7 @@ def completions_frame(study: Study, *, label_set: int | None = None) -> pd.DataF
     )
 
 
-def judgments_state(study: Study) -> dict:
+def judgments_state(study: Study) -> dict[str, Any]:
     """Cheap fingerprint of a study's inputs (pages compare it with their snapshot's): the
     last judgment id, the number and id-sum of excluded raters (so a flag or an override
     changes it), the strategy label set the analyses use and the analysis settings.
@@ -190,7 +192,7 @@ def judgments_state(study: Study) -> dict:
     }
 
 
-def analysis_settings(study: Study) -> dict:
+def analysis_settings(study: Study) -> dict[str, Any]:
     return {
         "human_majority_min": study.human_majority_min,
         "human_weight_share": study.human_weight_share,

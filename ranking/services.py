@@ -82,10 +82,12 @@ class StudyData:
     completions: pd.DataFrame
     raw: pd.DataFrame | None = None  # every verdict as judged (position statistics read these)
     n_excluded_raters: int = 0
-    state: dict = field(default_factory=dict)
-    labels: dict = field(default_factory=dict)  # which strategy labels `completions` carries
+    state: dict[str, Any] = field(default_factory=dict)
+    labels: dict[str, Any] = field(
+        default_factory=dict
+    )  # which strategy labels `completions` carries
     rule: verdicts.VerdictRule = field(default_factory=verdicts.VerdictRule)
-    aliases: dict = field(default_factory=dict)
+    aliases: dict[str, Any] = field(default_factory=dict)
     anchor: str | None = None
 
     def select(
@@ -108,7 +110,7 @@ def verdict_rule(study: Study) -> verdicts.VerdictRule:
     )
 
 
-def study_data_load(study: Study, *, state: dict | None = None) -> StudyData:
+def study_data_load(study: Study, *, state: dict[str, Any] | None = None) -> StudyData:
     """Seven queries whatever the study's size (four with a known `state`).
 
     Strategy labels: the latest finished label set (an LLM label run or imported labels),
@@ -141,8 +143,8 @@ def params_resolve(preset: str = "default", **overrides: Any) -> dict[str, Any]:
 
 
 def leaderboard_from_data(
-    data: StudyData, *, study: Study, judges: str, subset: str, params: dict
-) -> dict:
+    data: StudyData, *, study: Study, judges: str, subset: str, params: dict[str, Any]
+) -> dict[str, Any]:
     """The leaderboard JSON (contract shape plus human rows and sections) for one filter."""
     params = dict(params)
     if "anchor" not in params or params["anchor"] is None:
@@ -204,7 +206,7 @@ def leaderboard_compute(
     data: StudyData | None = None,
     preset: str = "default",
     **overrides: Any,
-) -> dict:
+) -> dict[str, Any]:
     """Fit the study's leaderboard for one judge kind and context subset (no storage)."""
     data = data or study_data_load(study)
     return leaderboard_from_data(
@@ -212,7 +214,9 @@ def leaderboard_compute(
     )
 
 
-def agreement_compute(study: Study, *, data: StudyData | None = None, subset: str = "all") -> dict:
+def agreement_compute(
+    study: Study, *, data: StudyData | None = None, subset: str = "all"
+) -> dict[str, Any]:
     """Inter-rater and human–LLM agreement over the study's counted judgments."""
     data = data or study_data_load(study)
     judgments = data.select(subset=subset)
@@ -239,7 +243,7 @@ def agreement_compute(study: Study, *, data: StudyData | None = None, subset: st
 # --------------------------------------------------------------------------- snapshots
 
 
-def _fingerprint(data: StudyData, judges: str, subset: str, params: dict) -> str:
+def _fingerprint(data: StudyData, judges: str, subset: str, params: dict[str, Any]) -> str:
     digest = hashlib.sha256()
     ids = data.select(judges=judges, subset=subset)["id"].to_numpy(dtype=np.int64)
     digest.update(np.sort(ids).tobytes())
@@ -251,7 +255,7 @@ def _fingerprint(data: StudyData, judges: str, subset: str, params: dict) -> str
     return digest.hexdigest()
 
 
-def _board_params(data: StudyData, preset: str, params: dict | None) -> dict:
+def _board_params(data: StudyData, preset: str, params: dict[str, Any] | None) -> dict[str, Any]:
     params = dict(params or params_resolve(preset))
     if params.get("anchor") is None:
         params["anchor"] = data.anchor
@@ -266,8 +270,8 @@ def snapshot_create(
     preset: str = Preset.DEFAULT,
     trigger: str = RefitTrigger.COMMAND,
     data: StudyData | None = None,
-    agreement: dict | None = None,
-    params: dict | None = None,
+    agreement: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
 ) -> LeaderboardSnapshot:
     """Fit and store one snapshot; a refit over unchanged inputs returns the stored row."""
     data = data or study_data_load(study)
@@ -317,14 +321,14 @@ def _snapshot_confirmed(study, judges, subset, preset, fingerprint, state):
 
 
 def snapshot_refit_study(
-    *, study_id: int, trigger: str, boards: list | None = None
+    *, study_id: int, trigger: str, boards: list[Any] | None = None
 ) -> list[LeaderboardSnapshot]:
     """Refit a study's boards (default: human, LLM and all judges, all contexts, the default
     preset) from one load, agreement computed once per context subset. Unchanged inputs
     store nothing new."""
     study = Study.objects.get(pk=study_id)
     data = study_data_load(study)
-    agreements: dict[str, dict] = {}
+    agreements: dict[str, dict[str, Any]] = {}
     snapshots = []
     for judges, subset, preset in [tuple(b) for b in boards or FULL_REFIT]:
         params = _board_params(data, preset, None)
@@ -352,7 +356,7 @@ def snapshot_refit_study(
 # --------------------------------------------------------------------------- background refits
 
 
-def refit_pending(study: Study) -> dict | None:
+def refit_pending(study: Study) -> dict[str, Any] | None:
     """The study's queued or running refits: {"since": ISO time, "boards": [...]}, or None.
 
     A queued job older than REFIT_PENDING_SECONDS no longer counts (its task was lost: the next
@@ -367,7 +371,7 @@ def refit_pending(study: Study) -> dict | None:
     )
     if not jobs:
         return None
-    boards: list = []
+    boards: list[Any] = []
     for _created, job_boards in jobs:
         boards += [b for b in (job_boards or full_refit_boards()) if b not in boards]
     return {"since": jobs[0][0].isoformat(), "boards": boards}
@@ -377,7 +381,7 @@ def snapshot_request_refit(
     *,
     study: Study,
     trigger: str = RefitTrigger.MANUAL,
-    boards: list | None = None,
+    boards: list[Any] | None = None,
     read_after: bool = False,
 ) -> bool:
     """Queue a background refit (a `RefitJob`) once the surrounding transaction commits, unless
@@ -403,7 +407,7 @@ def snapshot_request_refit(
     return True
 
 
-def refit_job_create(*, study_id: int, trigger: str, boards: list | None = None) -> RefitJob:
+def refit_job_create(*, study_id: int, trigger: str, boards: list[Any] | None = None) -> RefitJob:
     return RefitJob.objects.create(study_id=study_id, trigger=trigger, boards=boards or [])
 
 
@@ -452,7 +456,7 @@ def refit_jobs_resume() -> list[int]:
 # --------------------------------------------------------------------------- reading
 
 
-def snapshot_is_current(snapshot: LeaderboardSnapshot, state: dict) -> bool:
+def snapshot_is_current(snapshot: LeaderboardSnapshot, state: dict[str, Any]) -> bool:
     """Whether a snapshot was fitted on the inputs ``state`` describes (judgments_state)."""
     return snapshot.params.get("state") == _json_safe(state)
 
@@ -463,8 +467,8 @@ def leaderboard_current(
     judges: str = "all",
     subset: str = "all",
     preset: str = "default",
-    state: dict | None = None,
-) -> dict:
+    state: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """What the pages and the API show: the latest stored snapshot for the filter, never a fit
     in the request. When its inputs are out of date (or there is none yet) a background refit
     is queued and the result says so: ``status`` "current", "updating" or "computing",
@@ -497,7 +501,9 @@ def _refitted_recently(snapshot: LeaderboardSnapshot | None) -> bool:
     return (timezone.now() - snapshot.created_at).total_seconds() < REFIT_MIN_SECONDS
 
 
-def _served(study, snapshot, current: bool, *, judges: str, subset: str, preset: str) -> dict:
+def _served(
+    study, snapshot, current: bool, *, judges: str, subset: str, preset: str
+) -> dict[str, Any]:
     pending = refit_pending(study)
     if snapshot is None:
         result = _placeholder(study, judges=judges, subset=subset, preset=preset)
@@ -517,7 +523,7 @@ def _served(study, snapshot, current: bool, *, judges: str, subset: str, preset:
     return result
 
 
-def _placeholder(study: Study, *, judges: str, subset: str, preset: str) -> dict:
+def _placeholder(study: Study, *, judges: str, subset: str, preset: str) -> dict[str, Any]:
     """The shape of a result before the first snapshot exists (nothing to show yet)."""
     return {
         "study": study.slug,
@@ -561,7 +567,7 @@ def leaderboard_plot(
 # --------------------------------------------------------------------------- strategies
 
 
-def strategy_analysis(study: Study, *, labels: str = "auto") -> dict:
+def strategy_analysis(study: Study, *, labels: str = "auto") -> dict[str, Any]:
     """Strategy usage per family with SD, range, entropy, coverage and per-item unique count
     (Figure 6, paper 4.8 and 9.10) from the chosen labels; says which labels it used.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from celery import current_app
@@ -17,6 +18,9 @@ from completions.access import access_study_for_admin, study_admin_required
 from . import plots, selectors, services, tables
 from .forms import LeaderboardFilterForm
 
+if TYPE_CHECKING:
+    from heart_site.middleware import HtmxHttpRequest
+
 
 def _filters(request: HttpRequest) -> dict[str, str] | None:
     form = LeaderboardFilterForm(request.GET)
@@ -30,7 +34,7 @@ def _suffix(filters: dict[str, str]) -> str:
 
 @require_GET
 @study_admin_required
-def leaderboard_page(request: HttpRequest, slug: str) -> HttpResponse:
+def leaderboard_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
     form = LeaderboardFilterForm(request.GET)
     if not form.is_valid():

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import random
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
@@ -246,7 +247,7 @@ def claim_candidate_sql(*, n_excluded: int = 0, wait: bool = False) -> str:
     )
 
 
-def claim_params(*, rater: Rater, now: datetime, excluded: list[int] = ()) -> list:
+def claim_params(*, rater: Rater, now: datetime, excluded: list[int] = ()) -> list[Any]:
     return [
         rater.study_id,
         *excluded,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
 from django.db.models import Model
@@ -52,7 +53,7 @@ class SubmitResult:
         return self.judgment is None
 
 
-def insert_statement(obj: Model, *, typed: bool = False) -> tuple[str, str, str, list]:
+def insert_statement(obj: Model, *, typed: bool = False) -> tuple[str, str, str, list[Any]]:
     """(table, "(cols)", placeholders, values) of a new instance, prepared as the ORM would.
 
     `typed` casts each placeholder to its column type, for an INSERT ... SELECT (where an
@@ -64,7 +65,7 @@ def insert_statement(obj: Model, *, typed: bool = False) -> tuple[str, str, str,
 
 
 @functools.cache
-def _insert_shape(model: type[Model], typed: bool, vendor: str) -> tuple[list, str, str, str]:
+def _insert_shape(model: type[Model], typed: bool, vendor: str) -> tuple[list[Any], str, str, str]:
     """The fixed part of a model's INSERT (computed once: column types cost CPU each call)."""
     meta = model._meta
     fields = [f for f in meta.concrete_fields if f is not meta.pk]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from datetime import datetime
+from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -41,7 +42,7 @@ def choice_to_verdict(*, choice: int, shown_left: str) -> tuple[str, int | None]
     return winner, strength
 
 
-def axes_to_canonical(*, marks: dict[str, str], shown_left: str) -> dict[str, dict]:
+def axes_to_canonical(*, marks: dict[str, str], shown_left: str) -> dict[str, dict[str, Any]]:
     """Per-axis page marks {"H": "A"|"B"|"same"} -> {"H": {"winner": "a"|"b"|"tie"}}."""
     shown_right = "b" if shown_left == "a" else "a"
     page_to_side = {"A": shown_left, "B": shown_right, "same": "tie"}
@@ -305,7 +306,7 @@ def _claim_assignment(*, assignment_id: int, now: datetime) -> bool:
     return _execute(_CLAIM_SQL.format(assignment=Assignment._meta.db_table), params) == 1
 
 
-def _execute(sql: str, params: list) -> int:
+def _execute(sql: str, params: list[Any]) -> int:
     with hot_cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount

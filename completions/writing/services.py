@@ -18,6 +18,7 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -317,7 +318,7 @@ class SubmitResult:
 
 @transaction.atomic
 def writing_submit(
-    *, writing: Writing, text: str, raw_behaviour: dict, now: datetime | None = None
+    *, writing: Writing, text: str, raw_behaviour: dict[str, Any], now: datetime | None = None
 ) -> SubmitResult:
     """Submit a draft for review. Idempotent: a repeated submit changes nothing."""
     now = now or timezone.now()

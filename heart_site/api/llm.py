@@ -78,6 +78,7 @@ class RunList(StudyAdminApi):
     def get(self, request: Request, slug: str) -> Response:
         runs = Run.objects.filter(study=self.study()).prefetch_related("endpoints")
         page = self.paginate_queryset(runs)
+        assert page is not None  # pagination_class is set
         return self.get_paginated_response([run_body(run) for run in page])
 
     @extend_schema(request=RunCreate, responses={201: RunStatus})

@@ -7,6 +7,7 @@ reads. Every page works without JavaScript; htmx only refreshes the import statu
 from __future__ import annotations
 
 import csv
+from typing import TYPE_CHECKING
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -26,6 +27,8 @@ from heart_site.models import ImportJob, ImportKind
 from . import selectors, services
 from .forms import DETECT, ExclusionForm, PairDesignForm, StudyEditForm, StudyForm, UploadForm
 
+if TYPE_CHECKING:
+    from heart_site.middleware import HtmxHttpRequest
 PROLIFIC_QUERY = (
     "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 )
@@ -199,7 +202,7 @@ def format_schema(request: HttpRequest, kind: str) -> HttpResponse:
 
 @require_GET
 @study_admin_required
-def import_job(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+def import_job(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
     """One import's status row (the htmx poll of the material page, or a page of its own)."""
     study = access_study_for_admin(request.user, slug)
     job = get_object_or_404(ImportJob.objects.defer("data"), study=study, pk=pk)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -34,7 +35,7 @@ def _fmt(value) -> str:
     return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
-def render_table(summary: dict) -> str:
+def render_table(summary: dict[str, Any]) -> str:
     hl = summary.get("human_llm_agreement") or {}
     nt = summary.get("human_llm_agreement_no_ties") or {}
     lines = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -66,7 +67,7 @@ class Command(BaseCommand):
         else:
             self.stdout.write(render_table(result))
 
-    def _from_snapshot(self, study: Study, options: dict) -> dict:
+    def _from_snapshot(self, study: Study, options: dict[str, Any]) -> dict[str, Any]:
         given = [f"--{name}" for name in FIT_OPTIONS if options[name] is not None]
         if given or options["snapshot"]:
             raise CommandError(
@@ -92,7 +93,7 @@ class Command(BaseCommand):
             snapshot_created_at=snapshot.created_at.isoformat(),
         )
 
-    def _fit(self, study: Study, options: dict) -> dict:
+    def _fit(self, study: Study, options: dict[str, Any]) -> dict[str, Any]:
         try:
             params = services.params_resolve(
                 options["preset"],
@@ -134,14 +135,14 @@ def _fmt(value, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
-def _rank(row: dict) -> str:
+def _rank(row: dict[str, Any]) -> str:
     low, high = row.get("rank_low"), row.get("rank_high")
     if low is None:
         return "-"
     return str(low) if low == high else f"{low}-{high}"
 
 
-def render_table(result: dict) -> str:
+def render_table(result: dict[str, Any]) -> str:
     interval = result.get("interval") or {}
     lines = [
         f"Study {result['study']}: judges={result['judges']} subset={result['subset']} "
