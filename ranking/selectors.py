@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 from django.db.models import (
     BooleanField,
+    Combinable,
     Count,
     F,
     Max,
@@ -58,7 +59,9 @@ def _excluded_expression() -> Coalesce:
     )
 
 
-def judgments_queryset(study: Study, *, judges: str = "all", subset: str = "all") -> QuerySet:
+def judgments_queryset(
+    study: Study, *, judges: str = "all", subset: str = "all"
+) -> QuerySet[Judgment]:
     """Judgments that count: real pairs (no quality checks) by judges who are not excluded."""
     qs = (
         Judgment.objects.filter(study=study, pair__isnull=False, quality_check=False)
@@ -145,6 +148,7 @@ def completions_frame(study: Study, *, label_set: int | None = None) -> pd.DataF
     completion it did not label), else from the completion's own metadata (ESConv's
     annotation or imported labels). Still one query.
     """
+    strategies: Combinable
     if label_set is None:
         strategies = F("metadata__strategies")
     else:
@@ -178,8 +182,8 @@ def judgments_state(study: Study) -> dict[str, Any]:
     state = Judgment.objects.filter(study=study).aggregate(last=Max("id"))
     excluded = (
         Rater.objects.filter(study=study)
-        .alias(excluded=Coalesce("exclusion_override", "flagged", output_field=BooleanField()))
-        .filter(excluded=True)
+        .alias(is_excluded=Coalesce("exclusion_override", "flagged", output_field=BooleanField()))
+        .filter(is_excluded=True)
         .aggregate(n=Count("id"), ids=Sum("id"))
     )
     return {

@@ -25,7 +25,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -104,7 +104,7 @@ class StudyData:
 def verdict_rule(study: Study) -> verdicts.VerdictRule:
     """The study's rule for which verdicts count (its analysis settings)."""
     return verdicts.VerdictRule(
-        llm_games=study.llm_games,
+        llm_games=cast(verdicts.LlmGames, study.llm_games),  # VerdictRule checks the value
         human_min_verdicts=study.human_majority_min,
         human_share=study.human_weight_share,
     )
@@ -179,7 +179,8 @@ def leaderboard_from_data(
         )
     )
     result["strategies"]["source"] = data.labels
-    return _json_safe(result)
+    safe: dict[str, Any] = _json_safe(result)
+    return safe
 
 
 def _json_safe(value: Any) -> Any:
@@ -237,7 +238,8 @@ def agreement_compute(
     summary["judge_subsampling"] = llm_judges.subsampling_section(
         judgments, min_human=data.rule.human_min_verdicts
     )
-    return _json_safe(summary)
+    safe: dict[str, Any] = _json_safe(summary)
+    return safe
 
 
 # --------------------------------------------------------------------------- snapshots
@@ -307,7 +309,9 @@ def snapshot_create(
         return LeaderboardSnapshot.objects.get(**keys, fingerprint=fingerprint)
 
 
-def _snapshot_confirmed(study, judges, subset, preset, fingerprint, state):
+def _snapshot_confirmed(
+    study: Study, judges: str, subset: str, preset: str, fingerprint: str, state: dict[str, Any]
+) -> LeaderboardSnapshot | None:
     """The snapshot of these exact inputs, if stored, marked current for ``state`` (a new
     quality-check verdict changes the state, not the inputs: nothing is refitted for it)."""
     existing = LeaderboardSnapshot.objects.filter(
@@ -436,7 +440,7 @@ def refit_job_run(*, job_id: int) -> list[int] | None:
     return ids
 
 
-def _refit_finish(job_id: int, status: str, **fields) -> None:
+def _refit_finish(job_id: int, status: str, **fields: Any) -> None:
     RefitJob.objects.filter(pk=job_id).update(
         status=status, finished_at=timezone.now(), lease_until=None, **fields
     )
@@ -458,7 +462,7 @@ def refit_jobs_resume() -> list[int]:
 
 def snapshot_is_current(snapshot: LeaderboardSnapshot, state: dict[str, Any]) -> bool:
     """Whether a snapshot was fitted on the inputs ``state`` describes (judgments_state)."""
-    return snapshot.params.get("state") == _json_safe(state)
+    return bool(snapshot.params.get("state") == _json_safe(state))
 
 
 def leaderboard_current(
@@ -502,7 +506,13 @@ def _refitted_recently(snapshot: LeaderboardSnapshot | None) -> bool:
 
 
 def _served(
-    study, snapshot, current: bool, *, judges: str, subset: str, preset: str
+    study: Study,
+    snapshot: LeaderboardSnapshot | None,
+    current: bool,
+    *,
+    judges: str,
+    subset: str,
+    preset: str,
 ) -> dict[str, Any]:
     pending = refit_pending(study)
     if snapshot is None:
@@ -557,7 +567,7 @@ def leaderboard_plot(
     if result["cache_key"] is None:
         return plots.render(name, result, fmt)
     key = f"ranking:{result['cache_key']}:plot:{name}.{fmt}"
-    image = cache.get(key)
+    image: bytes | None = cache.get(key)
     if image is None:
         image = plots.render(name, result, fmt)
         cache.set(key, image, CACHE_SECONDS)
@@ -578,7 +588,7 @@ def strategy_analysis(study: Study, *, labels: str = "auto") -> dict[str, Any]:
     completions = selectors.completions_frame(study, label_set=source.label_set)
     section = report_strategy_section(completions, aliases_merged(study.family_aliases))
     labelled = int(completions["strategies"].map(lambda v: isinstance(v, list)).sum())
-    return _json_safe(
+    analysis: dict[str, Any] = _json_safe(
         {
             "study": study.slug,
             "labels": source.as_dict(),
@@ -587,3 +597,4 @@ def strategy_analysis(study: Study, *, labels: str = "auto") -> dict[str, Any]:
             "strategies": dict(section, source=source.as_dict()),
         }
     )
+    return analysis

@@ -89,6 +89,7 @@ def endpoint_upsert(
         if missing:
             raise EndpointError(f"a new endpoint needs {', '.join(missing)}")
         endpoint = Endpoint(name=name)
+    assert endpoint is not None  # found above, or made just now
     for key, value in fields.items():
         setattr(endpoint, key, value)
     if study is not _KEEP:

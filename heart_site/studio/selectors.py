@@ -139,7 +139,7 @@ def study_checklist(*, study: Study) -> list[ChecklistRow]:
     ]  # fmt: skip
 
 
-STATUS_DETAIL = {
+STATUS_DETAIL: dict[str, str] = {
     StudyStatus.DRAFT: "draft: raters are not let in yet",
     StudyStatus.OPEN: "open",
     StudyStatus.PAUSED: "paused: no new items are handed out",

@@ -7,6 +7,7 @@ reads. Every page works without JavaScript; htmx only refreshes the import statu
 from __future__ import annotations
 
 import csv
+import itertools
 from typing import TYPE_CHECKING
 
 from django.contrib import messages
@@ -35,7 +36,7 @@ PROLIFIC_QUERY = (
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"
 OPEN_PAUSE_CLOSE = (StudyStatus.OPEN, StudyStatus.PAUSED, StudyStatus.CLOSED)
 EXCLUSION_ACTIONS = {"exclude": True, "include": False, "auto": None}
-STATUS_WORDS = {
+STATUS_WORDS: dict[str, str] = {
     StudyStatus.DRAFT: "a draft: writers can work, raters are not let in yet",
     StudyStatus.OPEN: "opened: raters and writers can work",
     StudyStatus.PAUSED: "paused: no new work is handed out",
@@ -142,7 +143,7 @@ def material(request: HttpRequest, slug: str) -> HttpResponse:
     remembered = f"studio-material-kind-{study.pk}"  # the last choice, kept for the next file
     initial = {"kind": request.session.get(remembered, DETECT)}
     form = UploadForm(request.POST or None, request.FILES or None, initial=initial)
-    if request.method == "POST" and request.POST.get("kind") in dict(form.fields["kind"].choices):
+    if request.method == "POST" and request.POST.get("kind") in {DETECT, *ImportKind.values}:
         request.session[remembered] = request.POST["kind"]
     if request.method == "POST" and form.is_valid():
         job = services.import_job_create(
@@ -330,7 +331,9 @@ def raters_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
         for row in selectors.rater_rows(study=study)
         if row.rater.external_id
     )
-    lines = (writer.writerow(safe_row(r)) for r in [header, *rows])
+    lines = itertools.chain(
+        [writer.writerow(safe_row(header))], (writer.writerow(safe_row(r)) for r in rows)
+    )
     response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-prolific-raters.csv"'
     response["Cache-Control"] = "no-store"

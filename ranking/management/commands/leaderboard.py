@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from completions.models import Study
 from ranking import selectors, services
@@ -22,7 +22,7 @@ class Command(BaseCommand):
         "the latest stored snapshot with --from-snapshot."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True, help="Study slug.")
         parser.add_argument("--judges", choices=JudgeFilter.values, default="all")
         parser.add_argument("--subset", choices=SubsetFilter.values, default="all")
@@ -54,7 +54,7 @@ class Command(BaseCommand):
             "--snapshot", action="store_true", help="Also store the fit as a leaderboard snapshot."
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         study = Study.objects.filter(slug=options["study"]).first()
         if study is None:
             raise CommandError(f"no study with slug {options['study']!r}")
@@ -131,7 +131,7 @@ class Command(BaseCommand):
         )
 
 
-def _fmt(value, spec: str) -> str:
+def _fmt(value: object, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
