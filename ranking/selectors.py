@@ -21,6 +21,7 @@ from django.db.models import (
     Sum,
     Value,
 )
+from django.db.models.expressions import Combinable
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
