@@ -11,7 +11,6 @@ from typing import Any
 import pandas as pd
 from django.db.models import (
     BooleanField,
-    Combinable,
     Count,
     F,
     Max,
