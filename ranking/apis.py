@@ -13,7 +13,7 @@ from . import services
 from .models import JudgeFilter, Preset, SubsetFilter
 
 
-class LeaderboardQuerySerializer(serializers.Serializer):
+class LeaderboardQuerySerializer(serializers.Serializer[None]):
     judges = serializers.ChoiceField(choices=JudgeFilter.choices, default=JudgeFilter.ALL)
     subset = serializers.ChoiceField(choices=SubsetFilter.choices, default=SubsetFilter.ALL)
     preset = serializers.ChoiceField(choices=Preset.choices, default=Preset.DEFAULT)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -78,7 +78,7 @@ def params_resolve(preset: str = "default", **overrides: Any) -> dict[str, Any]:
 def comparisons_from_judgments(
     judgments: pd.DataFrame,
     *,
-    weights: str,
+    weights: bradley_terry.StrengthWeights,
     ties: str = "half",
     rule: verdicts.VerdictRule | None = None,
     combined: str = "by_count",
@@ -146,9 +146,10 @@ def number(value: Any, digits: int) -> float | None:
 
 
 def system_rows(table: pd.DataFrame, systems: pd.DataFrame) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, row in table.iterrows():
-        info = systems.loc[name] if name in systems.index else None
+        # The table's index holds system names, as does systems'.
+        info = systems.loc[cast(str, name)] if name in systems.index else None
         clusters = row.get("clusters")
         rows.append(
             {
@@ -223,9 +224,11 @@ def human_rows(
     return rows
 
 
-def split_section(frames: dict[str, pd.DataFrame], params: dict[str, Any], rule) -> dict[str, Any]:
+def split_section(
+    frames: dict[str, pd.DataFrame], params: dict[str, Any], rule: verdicts.VerdictRule
+) -> dict[str, Any]:
     """Elo on regular and on adversarial contexts (point estimates, Fisher intervals)."""
-    split = {}
+    split: dict[str, Any] = {}
     quick = dict(params, ci="fisher")
     for subset, judgments in frames.items():
         if judgments.empty:
@@ -251,7 +254,7 @@ def split_section(frames: dict[str, pd.DataFrame], params: dict[str, Any], rule)
 
 
 def _comparisons(
-    judgments: pd.DataFrame, params: dict[str, Any], rule, *, judges: str
+    judgments: pd.DataFrame, params: dict[str, Any], rule: verdicts.VerdictRule, *, judges: str
 ) -> pd.DataFrame:
     return comparisons_from_judgments(
         judgments,

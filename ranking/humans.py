@@ -25,7 +25,7 @@ Each writer is a system of their own in the main table. Under it, two derived ro
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Hashable
 from typing import Any
 
 import numpy as np
@@ -163,7 +163,9 @@ def _best(records: pd.DataFrame) -> pd.Series:
     return pd.Series(best["system"].to_numpy(), index=best["context"].to_numpy())
 
 
-def best_human_per_context(comparisons: pd.DataFrame, humans: Collection[str]) -> dict[str, Any]:
+def best_human_per_context(
+    comparisons: pd.DataFrame, humans: Collection[str]
+) -> dict[Hashable, Any]:
     """Context -> the human system with the best record in that context (all verdicts)."""
     return _best(_records(comparisons, humans)).to_dict()
 
@@ -240,6 +242,7 @@ def align_row(
     if not shared:
         shift = 0.0
     row = derived.loc[name]
+    assert isinstance(row, pd.Series)  # the fit has one row per system
     return {
         "system": name,
         "elo": float(row["elo"]) + shift,
@@ -272,7 +275,8 @@ def best_human_row(
     joined = pd.concat([others, derived], ignore_index=True)
     for side in ("system_a", "system_b"):  # one category list on both sides: codes, no strings
         if isinstance(others[side].dtype, pd.CategoricalDtype):
-            categories = others[side].cat.categories.union(derived[side].astype(object).unique())
+            new = pd.Index(derived[side].astype(object).unique())
+            categories = others[side].cat.categories.union(new)
             joined[side] = pd.Categorical(joined[side].astype(object), categories=categories)
     table = fit(joined)
     if BEST not in table.index:

@@ -117,9 +117,9 @@ def _vote_counts(votes: pd.DataFrame, items: pd.Index, judges: list[Any]) -> np.
     out = np.zeros((len(judges), len(items), 3))
     if votes.empty:
         return out
-    j = pd.Index(judges).get_indexer(votes["judge"].astype(object))
-    i = items.get_indexer(votes["item"])
-    c = pd.Index(CATEGORIES).get_indexer(votes["value"].astype(object))
+    j = pd.Index(judges).get_indexer(pd.Index(votes["judge"].astype(object)))
+    i = items.get_indexer(pd.Index(votes["item"]))
+    c = pd.Index(CATEGORIES).get_indexer(pd.Index(votes["value"].astype(object)))
     np.add.at(out, (j, i, c), 1.0)
     return out
 
@@ -187,7 +187,7 @@ def _elo_without(
 # --------------------------------------------------------------------------- page sections
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     if isinstance(value, float | np.floating):
         return None if np.isnan(value) else round(float(value), 4)
     if isinstance(value, np.integer):

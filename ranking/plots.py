@@ -14,8 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 import matplotlib
-from matplotlib.colors import LinearSegmentedColormap
+from matplotlib.axes import Axes
+from matplotlib.colors import Colormap, LinearSegmentedColormap
 from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 
 AXES = ("H", "E", "A", "R", "T")
 FORMATS = {"svg": "image/svg+xml", "png": "image/png"}
@@ -69,14 +71,14 @@ def forest(result: dict[str, Any]) -> Figure:
 
 
 def _heatmap(
-    ax,
+    ax: Axes,
     values: list[list[float | None]],
-    cmap,
+    cmap: str | Colormap,
     vmin: float,
     vmax: float,
     fmt: Callable[[float], str],
     light_text: Callable[[float], bool],
-):
+) -> AxesImage:
     """Annotated heatmap; `light_text(share)` says where the cell is dark enough for white."""
     data = [[math.nan if v is None else v for v in row] for row in values]
     image = ax.imshow(data, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")

@@ -178,7 +178,7 @@ def _strategy_labels(
     its labels is one of the 15 (or it has none), else "other"."""
     known = set(analysis.STRATEGIES)
     families = canonical_families(completions["family"].fillna("").unique(), aliases)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for item in completions.itertuples(index=False):
         if not isinstance(item.strategies, list):
             continue  # not labelled at all: left out of the denominators too
@@ -253,11 +253,11 @@ def analysis_sections(
             row["ttft_ms"] = _num(attributes.loc[row["system"], "ttft_ms"], 1)
             row["external_score"] = _num(attributes.loc[row["system"], "external_score"], 3)
     order = [row["system"] for row in leaderboard]
-    matrix = {"systems": [], "rates": [], "n": [], "predicted": []}
+    matrix: dict[str, Any] = {"systems": [], "rates": [], "n": [], "predicted": []}
     if order:
         matrix = win_matrix(comparisons, order)
         matrix["predicted"] = predicted_matrix(theta, order) if theta is not None else None
-    sections = {
+    sections: dict[str, Any] = {
         "win_matrix": matrix,
         "head_to_head": head_to_head(comparisons, attributes),
         "strategies": strategy_section(completions, aliases),
@@ -362,6 +362,7 @@ def axis_fits(judgments: pd.DataFrame, order: list[str], params: dict[str, Any])
         for axis, table in fits.items():
             if name in table.index:
                 row = table.loc[name]
+                assert isinstance(row, pd.Series)  # the fit has one row per system
                 cells[axis] = {
                     "elo": _num(row["elo"], 1),
                     "ci_low": _num(row["ci_low"], 1),

@@ -104,7 +104,9 @@ def consistent_games(judgments: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([rest, games.reset_index()[judgments.columns]], ignore_index=True)
 
 
-def source_factors(judge_kind: pd.Series | np.ndarray, weight: np.ndarray, rule: VerdictRule):
+def source_factors(
+    judge_kind: pd.Series | np.ndarray, weight: np.ndarray, rule: VerdictRule
+) -> np.ndarray:
     """Per verdict, the factor that gives each source its share of the total weight.
 
     With human weight W_h, LLM weight W_l and share h: humans get h (W_h + W_l) / W_h, LLMs
