@@ -6,10 +6,12 @@ import functools
 import random
 import statistics
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.db import connection
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Count, F, Model, Q, Sum
 from django.db.models.functions import Coalesce
 
@@ -89,11 +91,11 @@ class QueueState:
 # compiling a select_related query costs more CPU than PostgreSQL spends running it).
 
 
-def hot_cursor():
+def hot_cursor() -> CursorWrapper:
     """A cursor for the round trip's hand-written statements: prepared on PostgreSQL, so each
     is planned once per connection instead of on every call (heart_site/pgbackend), a plain
     cursor on other databases."""
-    prepared = getattr(connection, "prepared_cursor", None)
+    prepared: Callable[[], CursorWrapper] | None = getattr(connection, "prepared_cursor", None)
     return prepared() if prepared is not None else connection.cursor()
 
 
@@ -122,7 +124,9 @@ def queue_state_from_counts(real: int, checks: int, leased_id: int | None) -> Qu
 def sql_columns(model: type[Model], alias: str) -> str:
     """Every concrete column of `model`, in field order, for a hand-written SELECT."""
     return ", ".join(
-        f"{alias}.{connection.ops.quote_name(f.column)}" for f in model._meta.concrete_fields
+        # A concrete field always has its column (the type allows None for the others).
+        f"{alias}.{connection.ops.quote_name(cast(str, f.column))}"
+        for f in model._meta.concrete_fields
     )
 
 
@@ -140,23 +144,26 @@ def _row_converters(model: type[Model]) -> list[Any]:
     return _converters[key]
 
 
-def model_from_row(model: type[Model], values) -> Model:
+def model_from_row[M: Model](model: type[M], values: Sequence[Any]) -> M:
     """An instance from the columns of `sql_columns`, converted exactly as the ORM would."""
     converted = []
     for (col, converters), value in zip(_row_converters(model), values, strict=True):
         for converter in converters:
             value = converter(value, col, connection)
         converted.append(value)
-    return model.from_db(connection.alias, None, converted)
+    # Every concrete column is given, so Django never reads the field names (None).
+    return model.from_db(connection.alias, None, converted)  # type: ignore[arg-type]
 
 
 def item_view(*, assignment: Assignment) -> ItemView:
     """The two replies in the order drawn for this assignment; page "A" is the left one."""
     if assignment.pair_id is not None:
         pair = assignment.pair
+        assert pair is not None  # pair_id is set
         turns, text_a, text_b = pair.context.turns, pair.completion_a.text, pair.completion_b.text
     else:
         item = assignment.quality_item
+        assert item is not None  # an assignment holds a pair or a quality-check item
         turns, text_a, text_b = item.turns, item.text_a, item.text_b
     left, right = (text_a, text_b) if assignment.shown_left == "a" else (text_b, text_a)
     return ItemView(token=assignment.token, turns=turns, left_text=left, right_text=right)

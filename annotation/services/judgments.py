@@ -12,8 +12,8 @@ from django.utils import timezone
 from ..models import Assignment, Judgment, Pair, QualityCheckItem, Rater
 from ..selectors import QUEUE_COUNTS_SQL, hot_cursor, queue_state_from_counts
 from .assignments import (
-    BUSY,
     _assignment_next,
+    _Busy,
     _pair_has_room,
     assignment_next,
     claim_candidate_sql,
@@ -107,7 +107,7 @@ def judgment_submit_and_next(
             state=result.queue,
             candidate=result.candidate,
         )
-    if following is BUSY:
+    if isinstance(following, _Busy):  # the one instance, BUSY
         following = assignment_next(rater=rater, allow_new=allow_new)
     return result, following
 
@@ -279,6 +279,7 @@ def _count_pair_judgment(*, assignment: Assignment, now: datetime) -> bool:
     holds one of the pair's free places.
     """
     expired = _lease_ran_out(assignment=assignment, now=now)
+    assert assignment.pair_id is not None  # only pairs' judgments are counted
     if expired and not _pair_has_room(
         pair_id=assignment.pair_id, now=now, exclude_assignment_id=assignment.pk
     ):
@@ -309,7 +310,8 @@ def _claim_assignment(*, assignment_id: int, now: datetime) -> bool:
 def _execute(sql: str, params: list[Any]) -> int:
     with hot_cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.rowcount
+        count: int = cursor.rowcount
+        return count
 
 
 def _judgment_create(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -82,7 +82,7 @@ def prolific_rater_resumable(
     return rater
 
 
-def active_rater_count(*, study: Study, now=None) -> int:
+def active_rater_count(*, study: Study, now: datetime | None = None) -> int:
     """Raters working now: consented, not finished, and holding a lease or seen recently."""
     from django.db.models import Exists, OuterRef, Q
 
