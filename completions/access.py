@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar, cast
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -20,7 +20,7 @@ from rest_framework.permissions import BasePermission
 from .models import Study
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractUser, AnonymousUser
+    from django.contrib.auth.models import AbstractUser, AnonymousUser, User
 
 STUDY_ADMINS = "study admins"
 WRITERS = "writers"
@@ -48,13 +48,13 @@ def role(name: str) -> Callable[[View], View]:
     return mark
 
 
-def is_study_admin(user: AbstractUser | AnonymousUser) -> bool:
+def is_study_admin(user: AbstractUser | AnonymousUser) -> TypeGuard[User]:
     if not (user.is_authenticated and user.is_active and user.is_staff):
         return False
     return user.is_superuser or user.groups.filter(name=STUDY_ADMINS).exists()
 
 
-def is_writer(user: AbstractUser | AnonymousUser) -> bool:
+def is_writer(user: AbstractUser | AnonymousUser) -> TypeGuard[User]:
     return bool(
         user.is_authenticated and user.is_active and user.groups.filter(name=WRITERS).exists()
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,7 +87,7 @@ def system_get_or_create(*, study: Study, name: str, kind: str, family: str = ""
     return system
 
 
-def _existing_contexts(study: Study, ids) -> dict[str, DialogueContext]:
+def _existing_contexts(study: Study, ids: Iterable[str]) -> dict[str, DialogueContext]:
     found: dict[str, DialogueContext] = {}
     ids = list(ids)
     for start in range(0, len(ids), BATCH):
@@ -321,7 +322,7 @@ def _systems_for(
     return systems
 
 
-def _fill_system_ttft(systems) -> None:
+def _fill_system_ttft(systems: Iterable[System]) -> None:
     """A system without a time to first token gets the median of its completions' values."""
     for system in systems:
         if system.ttft_ms is not None:

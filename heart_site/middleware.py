@@ -12,6 +12,7 @@ from django.utils.cache import add_never_cache_headers
 from .errors import friendly_error
 
 if TYPE_CHECKING:
+    from django.contrib.auth.models import User
     from django_htmx.middleware import HtmxDetails
 
 
@@ -20,6 +21,13 @@ class HtmxHttpRequest(HttpRequest):
     (django-htmx documents this class for projects to declare; it ships none)."""
 
     htmx: HtmxDetails
+
+
+class AuthenticatedHttpRequest(HttpRequest):
+    """For type checking only: a request a login-checking decorator let through (its user is
+    an account, never AnonymousUser)."""
+
+    user: User
 
 
 # Responses a browser may keep: the static files (served by whitenoise before this middleware)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count, Q, QuerySet
 
@@ -19,6 +20,9 @@ from .models import (
     SampleItem,
     ValidationSample,
 )
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 AUTO, METADATA = "auto", "metadata"
 COUNTS = {"n", "human_present", "llm_present", "tp", "fp", "fn"}
@@ -128,7 +132,7 @@ def source_from_state(study: Study, state: dict[str, Any] | None) -> LabelSource
     )
 
 
-def export_rows(label_set: LabelSet):
+def export_rows(label_set: LabelSet) -> Iterator[dict[str, Any]]:
     """The strategy-labels export, one dict a line (DESIGN.md format)."""
     run = str(label_set.run_id) if label_set.run_id is not None else f"labelset-{label_set.pk}"
     rows = (
@@ -148,7 +152,7 @@ def export_rows(label_set: LabelSet):
 # --------------------------------------------------------------------------- validation
 
 
-def samples_for_labeller(user) -> list[tuple[ValidationSample, int]]:
+def samples_for_labeller(user: User) -> list[tuple[ValidationSample, int]]:
     """Open samples with items this labeller can still label, with how many remain."""
     result = []
     for sample in ValidationSample.objects.filter(is_open=True).order_by("id"):
@@ -158,11 +162,11 @@ def samples_for_labeller(user) -> list[tuple[ValidationSample, int]]:
     return result
 
 
-def samples_remaining(sample: ValidationSample, user) -> int:
+def samples_remaining(sample: ValidationSample, user: User) -> int:
     return _open_items(sample, user).count()
 
 
-def _open_items(sample: ValidationSample, user) -> QuerySet[SampleItem]:
+def _open_items(sample: ValidationSample, user: User) -> QuerySet[SampleItem]:
     return (
         sample.items.annotate(n_labels=Count("human_labels"))
         .filter(n_labels__lt=sample.labellers_per_item)
@@ -170,7 +174,7 @@ def _open_items(sample: ValidationSample, user) -> QuerySet[SampleItem]:
     )
 
 
-def next_item(sample: ValidationSample, user) -> SampleItem | None:
+def next_item(sample: ValidationSample, user: User) -> SampleItem | None:
     """The item with the fewest labels this labeller has not labelled (ties: sample order)."""
     return (
         _open_items(sample, user)
@@ -292,10 +296,10 @@ def validation_report(sample: ValidationSample, label_set: LabelSet | None) -> d
     return report
 
 
-def _num(value) -> float | int | None:
+def _num(value: Any) -> float | None:
     if value is None:
         return None
-    value = float(value)
-    if value != value:  # NaN: the statistic is undefined here
+    number = float(value)
+    if number != number:  # NaN: the statistic is undefined here
         return None
-    return round(value, 4)
+    return round(number, 4)

@@ -29,7 +29,7 @@ from . import selectors, services
 from .forms import DETECT, ExclusionForm, PairDesignForm, StudyEditForm, StudyForm, UploadForm
 
 if TYPE_CHECKING:
-    from heart_site.middleware import HtmxHttpRequest
+    from heart_site.middleware import AuthenticatedHttpRequest, HtmxHttpRequest
 PROLIFIC_QUERY = (
     "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 )
@@ -138,7 +138,7 @@ def study_status(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @study_admin_required
-def material(request: HttpRequest, slug: str) -> HttpResponse:
+def material(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
     remembered = f"studio-material-kind-{study.pk}"  # the last choice, kept for the next file
     initial = {"kind": request.session.get(remembered, DETECT)}
@@ -275,7 +275,7 @@ def raters(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @study_admin_required
-def rater_exclusion(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
+def rater_exclusion(request: AuthenticatedHttpRequest, slug: str, pseudonym: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
     rater = get_object_or_404(Rater, study=study, pseudonym=pseudonym)
     form = ExclusionForm(request.POST)
