@@ -114,7 +114,12 @@ def esconv_import(
 
     Raises esconv.EsconvFormatError for a malformed file or conversation, before any write.
     """
-    raw = raw_dialogues if raw_dialogues is not None else esconv.load_esconv(path)
+    if raw_dialogues is not None:
+        raw = raw_dialogues
+    elif path is not None:
+        raw = esconv.load_esconv(path)
+    else:
+        raise ValueError("esconv_import needs a path or raw_dialogues")
     screened = esconv.screen_corpus(raw, limit=limit)
     report = ImportReport(
         unit="dialogues",
@@ -310,8 +315,9 @@ def _systems_for(
     for r in records:
         system = systems.get(r.system)
         if system is None:
+            # A null kind or family in the file means the format's default (model, none).
             systems[r.system] = System.objects.create(
-                study=study, name=r.system, kind=r.kind, family=r.family
+                study=study, name=r.system, kind=r.kind or SystemKind.MODEL, family=r.family or ""
             )
             report.systems_created += 1
         elif system.kind != r.kind:
@@ -327,7 +333,11 @@ def _fill_system_ttft(systems: Iterable[System]) -> None:
     for system in systems:
         if system.ttft_ms is not None:
             continue
-        values = list(system.completions.exclude(ttft_ms=None).values_list("ttft_ms", flat=True))
+        values = [
+            v
+            for v in system.completions.exclude(ttft_ms=None).values_list("ttft_ms", flat=True)
+            if v is not None
+        ]
         if values:
             system.ttft_ms = statistics.median(values)
             system.save(update_fields=["ttft_ms"])

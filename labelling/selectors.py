@@ -16,6 +16,7 @@ from .models import (
     CompletionLabels,
     HumanLabel,
     LabelSet,
+    LabelSetKind,
     LabelSetStatus,
     SampleItem,
     ValidationSample,
@@ -99,29 +100,30 @@ def strategies_by_completion(study: Study, source: LabelSource) -> dict[int, lis
             "id", "metadata__strategies"
         )
         return {pk: value if isinstance(value, list) else None for pk, value in rows}
-    rows = CompletionLabels.objects.filter(label_set_id=source.label_set).values_list(
+    labelled = CompletionLabels.objects.filter(label_set_id=source.label_set).values_list(
         "completion_id", "present"
     )
-    return dict(rows)
+    return dict(labelled)
 
 
 def label_state(study: Study) -> dict[str, Any] | None:
     """The latest finished label set in one query (None without one): what the leaderboard
     uses by default, and part of its cache key so a new label set shows at once."""
-    return (
+    state = (
         LabelSet.objects.filter(study=study, status=LabelSetStatus.FINISHED)
         .annotate(n_rows=Count("rows"))
         .order_by("-finished_at", "-id")
         .values("id", "name", "kind", "run_id", "labeller", "taxonomy_version", "n_rows")
         .first()
     )
+    return None if state is None else dict(state)
 
 
 def source_from_state(study: Study, state: dict[str, Any] | None) -> LabelSource:
     """The default source (``auto``) from ``label_state``'s answer, without a query."""
     if state is None:
         return _metadata_source(study)
-    kind = dict(LabelSet._meta.get_field("kind").choices).get(state["kind"], state["kind"])
+    kind = dict(LabelSetKind.choices).get(state["kind"], state["kind"])
     return LabelSource(
         kind="label_set",
         label_set=state["id"],
@@ -179,7 +181,7 @@ def next_item(sample: ValidationSample, user: User) -> SampleItem | None:
     return (
         _open_items(sample, user)
         .select_related("completion__context")
-        .order_by("n_labels", "position")
+        .order_by("n_labels", "position")  # type: ignore[misc]  # n_labels: _open_items' annotation
         .first()
     )
 
@@ -261,7 +263,7 @@ def validation_report(sample: ValidationSample, label_set: LabelSet | None) -> d
     """
     states = item_states(sample)
     consensus = {s.item.completion_id: s.consensus for s in states if s.consensus is not None}
-    report = {
+    report: dict[str, Any] = {
         "sample": sample.name,
         "label_set": None if label_set is None else _set_source(label_set).as_dict(),
         "progress": sample_progress(states, sample.labellers_per_item),

@@ -368,7 +368,7 @@ class ReviewError(Exception):
 def writing_accept(*, writing: Writing, by: User | None = None) -> Completion:
     """Accept a submitted text: it becomes the writer's Completion for the context."""
     writing = Writing.objects.select_for_update().select_related("writer").get(pk=writing.pk)
-    if writing.status == Writing.Status.ACCEPTED and writing.completion_id:
+    if writing.status == Writing.Status.ACCEPTED and writing.completion is not None:
         return writing.completion
     if writing.status != Writing.Status.PENDING:
         raise ReviewError(f"Only a submitted text can be accepted (this one is {writing.status}).")
