@@ -19,7 +19,7 @@ from .forms import EndpointForm, RunLaunchForm, SupporterPromptForm
 from .models import Run, RunStatus
 
 if TYPE_CHECKING:
-    from heart_site.middleware import HtmxHttpRequest
+    from heart_site.middleware import AuthenticatedHttpRequest, HtmxHttpRequest
 FAILURES_PER_PAGE = 25
 
 
@@ -88,7 +88,7 @@ def supporter_prompt(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @study_admin_required
-def run_plan(request: HttpRequest, slug: str) -> HttpResponse:
+def run_plan(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
     form = RunLaunchForm(request.POST, endpoints=selectors.endpoints_for_study(study))
     if not form.is_valid():

@@ -6,7 +6,7 @@ call it. A created run is planned (units, tokens and cost estimated, nothing sen
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -20,6 +20,9 @@ from completions.llm.kinds import KINDS
 from completions.llm.models import Endpoint, Run
 
 from .base import IdCursorPagination, StudyAdminApi
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class RunCreate(serializers.Serializer):
@@ -92,7 +95,7 @@ class RunList(StudyAdminApi):
                 kind=form.validated_data["kind"],
                 endpoints=form.validated_data["endpoints"],
                 budget_usd=form.validated_data.get("budget_usd"),
-                user=request.user,
+                user=cast("User", request.user),  # IsStudyAdmin let only an account in
             )
         except services.EndpointError as exc:
             raise serializers.ValidationError({"endpoints": str(exc)}) from exc
