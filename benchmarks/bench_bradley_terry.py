@@ -76,8 +76,8 @@ def make_dataset(name: str, k: int, n: int, contexts: int, seed: int) -> Dataset
     return Dataset(name, frame, pd.Series(bt.elo_from_theta(theta), index=names))
 
 
-def best_time(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
-    best, result = float("inf"), None
+def best_time[T](fn: Callable[[], T], repeat: int) -> tuple[float, T]:
+    best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
         result = fn()
