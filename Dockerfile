@@ -1,4 +1,4 @@
-# One image for web (gunicorn), worker and beat.
+# One image for web (gunicorn), the Celery workers, beat and Flower.
 FROM python:3.12-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
 WORKDIR /app

@@ -2,7 +2,7 @@
 
 - study admin: an active staff user who is a superuser or in the "study admins" group;
 - writer: an active user in the "writers" group;
-- rater: identified by the rater token in their session (see annotation.access), no account.
+- rater: identified by the signed rater cookie (see annotation.access), no account.
 """
 
 from __future__ import annotations

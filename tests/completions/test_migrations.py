@@ -1,4 +1,4 @@
-"""Existing data through this round's migrations: drafts, and word limits kept in one place."""
+"""Existing data through the migrations that add draft studies and keep word limits in one place."""
 
 from __future__ import annotations
 
