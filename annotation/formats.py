@@ -76,6 +76,8 @@ class JudgmentFormat(ContractModel):
     excluded: StrictBool | None = False
 
     def _check(self) -> None:
+        # Nulls read as the defaults before this check (ContractModel._normalize).
+        assert self.axes is not None and self.metadata is not None and self.judge_kind is not None
         if self.system_a == self.system_b:
             raise ValueError("system_a and system_b must differ")
         for axis in self.axes:
@@ -89,7 +91,11 @@ class JudgmentFormat(ContractModel):
             self.metadata["dropped_tie_strength"], self.strength = self.strength, None
         if self.strength is not None and self.strength_max is None:
             self.strength_max = DEFAULT_SCALE[self.judge_kind]
-        if self.strength is not None and self.strength > self.strength_max:
+        if (
+            self.strength is not None
+            and self.strength_max is not None
+            and self.strength > self.strength_max
+        ):
             raise ValueError(f"strength {self.strength} is above strength_max {self.strength_max}")
 
 

@@ -85,12 +85,12 @@ def judgment_form_view(*, study: Study, form: JudgmentForm | None = None) -> dic
     CPU than the rest of the round trip's page, which is served hundreds of times a second.
     `form` is a submitted (bound) form to show again with its errors and values.
     """
-    bound = form is not None and form.is_bound
-    errors = form.errors if bound else {}
-    data = form.data if bound else {}
+    bound = form if form is not None and form.is_bound else None
+    errors = bound.errors if bound is not None else {}
+    data = bound.data if bound is not None else {}
 
     def first_error(name: str) -> str:
-        return errors[name][0] if name in errors else ""
+        return str(errors[name][0]) if name in errors else ""
 
     axes = [
         {
@@ -110,7 +110,7 @@ def judgment_form_view(*, study: Study, form: JudgmentForm | None = None) -> dic
     ]
     required = bool(study.rationale_required)
     return {
-        "non_field_errors": form.non_field_errors() if bound else "",
+        "non_field_errors": bound.non_field_errors() if bound is not None else "",
         "choice_label": CHOICE_LABEL,
         "choice_error": first_error("choice"),
         "axes": axes,
@@ -118,6 +118,8 @@ def judgment_form_view(*, study: Study, form: JudgmentForm | None = None) -> dic
         "rationale_required": required,
         "rationale_error": first_error("rationale"),
         # Never more than the limit is sent back: a 1 MiB "reason" is not echoed into the page.
-        "rationale_value": data.get("rationale", "")[: study.rationale_max_chars] if bound else "",
+        "rationale_value": data.get("rationale", "")[: study.rationale_max_chars]
+        if bound is not None
+        else "",
         "first_error": next((n for n in ("choice", "rationale") if n in errors), ""),
     }

@@ -64,7 +64,8 @@ from .formats import JudgmentFormat
 from .judgment_export import judgments_export  # noqa: F401 (one import point)
 from .models import JudgeKind, Judgment, Pair, Rater
 
-FLIP = {"a": "b", "b": "a", "tie": "tie", None: None, "": ""}
+# Each side or verdict to its mirror (keys and values: the formats' literals, None and "").
+FLIP: dict[Any, Any] = {"a": "b", "b": "a", "tie": "tie", None: None, "": ""}
 BATCH = 2000
 
 # A validated line of a judgments file (the format model itself; `flip` turns it around).
@@ -112,11 +113,12 @@ def flip(record: JudgmentRecord) -> None:
     record.system_a, record.system_b = record.system_b, record.system_a
     record.completion_a, record.completion_b = record.completion_b, record.completion_a
     record.winner, record.shown_left = FLIP[record.winner], FLIP[record.shown_left]
-    record.axes = {k: {**m, "winner": FLIP[m["winner"]]} for k, m in record.axes.items()}
+    axes = record.axes or {}  # null reads as {} (ContractModel._normalize)
+    record.axes = {k: {**m, "winner": FLIP[m["winner"]]} for k, m in axes.items()}
 
 
 def axes_json(record: JudgmentRecord) -> dict[str, Any]:
-    return record.axes
+    return record.axes or {}
 
 
 def import_pseudonym(*, study: Study, external_id: str) -> str:
@@ -492,7 +494,7 @@ def judgments_insert(rows: Iterable[tuple]) -> None:
 def _column_defaults() -> dict[str, object]:
     """Every other non-key column of Judgment with its default (COPY names each column)."""
     return {
-        field.column: field.get_default()
+        str(field.column): field.get_default()
         for field in Judgment._meta.concrete_fields
         if not field.primary_key and field.attname not in INSERT_COLUMNS
     }

@@ -36,24 +36,24 @@ def all_pairs(items: Sequence[Item]) -> list[PairIds]:
     return sorted(canonical(x[0], y[0]) for x, y in combinations(items, 2))
 
 
-def design_all(contexts: Mapping[Hashable, Sequence[Item]]) -> dict[Hashable, list[PairIds]]:
+def design_all[K: Hashable](contexts: Mapping[K, Sequence[Item]]) -> dict[K, list[PairIds]]:
     return {key: all_pairs(items) for key, items in contexts.items()}
 
 
-def design_balanced(
-    contexts: Mapping[Hashable, Sequence[Item]],
+def design_balanced[K: Hashable](
+    contexts: Mapping[K, Sequence[Item]],
     *,
     per_context: int,
     seed: int,
-    existing: Mapping[Hashable, Iterable[PairIds]] | None = None,
-) -> dict[Hashable, list[PairIds]]:
+    existing: Mapping[K, Iterable[PairIds]] | None = None,
+) -> dict[K, list[PairIds]]:
     """New pairs per context so that each context has up to `per_context` pairs in all."""
     rng = random.Random(seed)
     existing = existing or {}
     usage, system_use = _usage(contexts, existing)
     order = sorted(contexts, key=repr)
     rng.shuffle(order)
-    design: dict[Hashable, list[PairIds]] = {}
+    design: dict[K, list[PairIds]] = {}
     for key in order:
         items = sorted(contexts[key])
         have = {canonical(*p) for p in existing.get(key, ())}
@@ -94,8 +94,8 @@ def _usage(contexts, existing) -> tuple[Counter, Counter]:
     return usage, system_use
 
 
-def system_pair_counts(
-    contexts: Mapping[Hashable, Sequence[Item]], design: Mapping[Hashable, Iterable[PairIds]]
+def system_pair_counts[K: Hashable](
+    contexts: Mapping[K, Sequence[Item]], design: Mapping[K, Iterable[PairIds]]
 ) -> Counter[tuple[str, str]]:
     """How often each system pair is compared in a design (for checks and reports)."""
     counts: Counter[tuple[str, str]] = Counter()

@@ -14,6 +14,7 @@ A flagged rater is excluded from analysis (`Rater.excluded`) unless an admin ove
 from __future__ import annotations
 
 import statistics
+from typing import Any
 
 from django.db import transaction
 
@@ -106,7 +107,7 @@ _GOLD_TURNS = {
         "so isolated because of arguing about it.",
     ],
 }
-_ATTENTION = [
+_ATTENTION: list[dict[str, Any]] = [
     {
         "turns": [
             "Hi, how are you feeling today?",

@@ -6,9 +6,12 @@ import functools
 import random
 import statistics
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 from django.db import connection
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Count, F, Model, Q, Sum
 from django.db.models.functions import Coalesce
 
@@ -55,7 +58,7 @@ class ItemView:
     """What the judging page shows: no ids, no system, family or writer."""
 
     token: str
-    turns: list[dict]
+    turns: list[dict[str, Any]]
     left_text: str
     right_text: str
 
@@ -88,11 +91,11 @@ class QueueState:
 # compiling a select_related query costs more CPU than PostgreSQL spends running it).
 
 
-def hot_cursor():
+def hot_cursor() -> CursorWrapper:
     """A cursor for the round trip's hand-written statements: prepared on PostgreSQL, so each
     is planned once per connection instead of on every call (heart_site/pgbackend), a plain
     cursor on other databases."""
-    prepared = getattr(connection, "prepared_cursor", None)
+    prepared: Callable[[], CursorWrapper] | None = getattr(connection, "prepared_cursor", None)
     return prepared() if prepared is not None else connection.cursor()
 
 
@@ -121,14 +124,16 @@ def queue_state_from_counts(real: int, checks: int, leased_id: int | None) -> Qu
 def sql_columns(model: type[Model], alias: str) -> str:
     """Every concrete column of `model`, in field order, for a hand-written SELECT."""
     return ", ".join(
-        f"{alias}.{connection.ops.quote_name(f.column)}" for f in model._meta.concrete_fields
+        # A concrete field always has its column (the type allows None for the others).
+        f"{alias}.{connection.ops.quote_name(cast(str, f.column))}"
+        for f in model._meta.concrete_fields
     )
 
 
-_converters: dict[tuple, list] = {}
+_converters: dict[tuple[Any, ...], list[Any]] = {}
 
 
-def _row_converters(model: type[Model]) -> list:
+def _row_converters(model: type[Model]) -> list[Any]:
     key = (model, connection.vendor)
     if key not in _converters:
         cols = [f.get_col(model._meta.db_table) for f in model._meta.concrete_fields]
@@ -139,30 +144,33 @@ def _row_converters(model: type[Model]) -> list:
     return _converters[key]
 
 
-def model_from_row(model: type[Model], values) -> Model:
+def model_from_row[M: Model](model: type[M], values: Sequence[Any]) -> M:
     """An instance from the columns of `sql_columns`, converted exactly as the ORM would."""
     converted = []
     for (col, converters), value in zip(_row_converters(model), values, strict=True):
         for converter in converters:
             value = converter(value, col, connection)
         converted.append(value)
-    return model.from_db(connection.alias, None, converted)
+    # Every concrete column is given, so Django never reads the field names (None).
+    return model.from_db(connection.alias, None, converted)  # type: ignore[arg-type]
 
 
 def item_view(*, assignment: Assignment) -> ItemView:
     """The two replies in the order drawn for this assignment; page "A" is the left one."""
     if assignment.pair_id is not None:
         pair = assignment.pair
+        assert pair is not None  # pair_id is set
         turns, text_a, text_b = pair.context.turns, pair.completion_a.text, pair.completion_b.text
     else:
         item = assignment.quality_item
+        assert item is not None  # an assignment holds a pair or a quality-check item
         turns, text_a, text_b = item.turns, item.text_a, item.text_b
     left, right = (text_a, text_b) if assignment.shown_left == "a" else (text_b, text_a)
     return ItemView(token=assignment.token, turns=turns, left_text=left, right_text=right)
 
 
 _QC_COUNT_TTL = 60.0
-_qc_counts: dict[tuple, tuple[float, int]] = {}
+_qc_counts: dict[tuple[Any, ...], tuple[float, int]] = {}
 
 
 def quality_item_count(*, study: Study) -> int:
@@ -187,7 +195,7 @@ def quality_item_count_forget(*, study: Study) -> None:
     _context_counts.pop((study.pk, study.created_at), None)
 
 
-_context_counts: dict[tuple, tuple[float, int]] = {}
+_context_counts: dict[tuple[Any, ...], tuple[float, int]] = {}
 
 
 def _contexts_with_pairs(study: Study) -> int:
@@ -238,13 +246,13 @@ def rater_stats(*, study: Study, raters: list[Rater] | None = None) -> list[Rate
     rows = Judgment.objects.filter(
         study=study, rater__in=[r.pk for r in raters], judge_kind="human"
     ).values_list("rater_id", "quality_check", "passed_check", "duration_ms")
-    per_rater: dict[int, list] = {r.pk: [] for r in raters}
+    per_rater: dict[int, list[Any]] = {r.pk: [] for r in raters}
     for rater_id, is_check, passed, duration in rows:
         per_rater[rater_id].append((is_check, passed, duration))
     return [_stats_for(rater, per_rater[rater.pk]) for rater in raters]
 
 
-def _stats_for(rater: Rater, rows: list) -> RaterStats:
+def _stats_for(rater: Rater, rows: list[Any]) -> RaterStats:
     durations = [d for is_check, _, d in rows if not is_check and d is not None]
     checks = [passed for is_check, passed, _ in rows if is_check]
     return RaterStats(
@@ -256,7 +264,7 @@ def _stats_for(rater: Rater, rows: list) -> RaterStats:
     )
 
 
-def study_progress(*, study: Study) -> dict:
+def study_progress(*, study: Study) -> dict[str, Any]:
     totals = Pair.objects.filter(study=study).aggregate(
         pairs=Count("id"),
         complete=Count("id", filter=Q(n_judgments__gte=F("quota"))),

@@ -78,7 +78,11 @@ def pairs_plan(
     design: str | None = None,
     per_context: int | None = None,
     seed: int | None = None,
-) -> tuple[dict, dict, dict]:
+) -> tuple[
+    dict[int, list[tuple[int, str]]],
+    dict[int, set[tuple[int, int]]],
+    dict[int, list[pair_design.PairIds]],
+]:
     """(completions per context, stored pairs per context, planned pairs per context).
 
     Writes nothing: the studio previews this before `pairs_design` stores the new pairs.

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import functools
 from functools import wraps
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.template import engines
 from django.urls import get_script_prefix, reverse
@@ -53,6 +54,9 @@ from .services import (
     rater_join,
 )
 
+if TYPE_CHECKING:
+    from heart_site.middleware import HtmxHttpRequest
+
 # An admin's exclusion decision: exclude, include, or follow the automatic flag again.
 EXCLUSION_ACTIONS = {"exclude": True, "include": False, "auto": None}
 SCALE_TEXT = [(str(value), label) for value, label in SCALE.items()]
@@ -77,7 +81,7 @@ def rater_required(view):
     """Rater pages after consent: the study from the link, the rater from the cookie."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, invite_token: str) -> HttpResponse:
+    def wrapper(request: HtmxHttpRequest, invite_token: str) -> HttpResponse:
         study = access_study_for_rater(invite_token)
         rater = rater_from_session(request, study)
         if rater is None or rater.consented_at is None:
@@ -91,27 +95,27 @@ def rater_required(view):
 # What every rater page's title ends with (templates/annotation/_rater_base.html says the same).
 RATER_TITLE_SUFFIX = " · Response comparison study"
 # The notice a rater gets when the study hands out no new work, by status.
-NOT_OPEN_NOTICES = {
+NOT_OPEN_NOTICES: dict[str, str] = {
     StudyStatus.DRAFT: "draft",
     StudyStatus.PAUSED: "paused",
     StudyStatus.CLOSED: "closed",
 }
 
 
-def _limited(request: HttpRequest, group: str, rate: str) -> bool:
+def _limited(request: HtmxHttpRequest, group: str, rate: str) -> bool:
     """Per-client rate limit (django-ratelimit on the shared cache; fails open without it)."""
     return is_ratelimited(request, group=group, key="ip", rate=rate, increment=True)
 
 
 def _notice_page(
-    request: HttpRequest, kind: str, study: Study, status: int = 200, **extra
+    request: HtmxHttpRequest, kind: str, study: Study, status: int = 200, **extra
 ) -> HttpResponse:
     """One template for every "you cannot continue" page: closed, paused, full, ..."""
     context = {"study": study, "kind": kind, **extra}
     return render(request, "annotation/notice.html", context, status=status)
 
 
-def _study_gate(request: HttpRequest, study: Study) -> HttpResponse | None:
+def _study_gate(request: HtmxHttpRequest, study: Study) -> HttpResponse | None:
     """New work only while the study is open."""
     if study.status in NOT_OPEN_NOTICES:
         return _notice_page(request, NOT_OPEN_NOTICES[study.status], study)
@@ -119,7 +123,7 @@ def _study_gate(request: HttpRequest, study: Study) -> HttpResponse | None:
 
 
 @role("rater")
-def entry(request: HttpRequest, invite_token: str) -> HttpResponse:
+def entry(request: HtmxHttpRequest, invite_token: str) -> HttpResponse:
     """The invitation link. With Prolific's parameters a participant resumes only from the same
     Prolific session (same STUDY_ID and SESSION_ID) or the same browser; a new participant's
     ids are kept in a signed cookie until they consent (no rater is created by a GET).
@@ -160,7 +164,7 @@ def entry(request: HttpRequest, invite_token: str) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @role("rater")
-def consent(request: HttpRequest, invite_token: str) -> HttpResponse:
+def consent(request: HtmxHttpRequest, invite_token: str) -> HttpResponse:
     """Consent creates the rater: rate-limited per client, within the study's cap."""
     study = access_study_for_rater(invite_token)
     rater = rater_from_session(request, study)
@@ -186,7 +190,7 @@ def consent(request: HttpRequest, invite_token: str) -> HttpResponse:
 
 
 @rater_required
-def instructions(request: HttpRequest, rater: Rater) -> HttpResponse:
+def instructions(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
     study = rater.study
     return render(
         request,
@@ -205,7 +209,7 @@ def _may_finish(study: Study) -> bool:
 
 
 @rater_required
-def item(request: HttpRequest, rater: Rater) -> HttpResponse:
+def item(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
     study = rater.study
     if study.status in (StudyStatus.CLOSED, StudyStatus.DRAFT):
         return _notice_page(request, NOT_OPEN_NOTICES[study.status], study)
@@ -220,7 +224,7 @@ def item(request: HttpRequest, rater: Rater) -> HttpResponse:
     return _render_item(request, rater, assignment)
 
 
-def _submit_refused(request: HttpRequest, rater: Rater, assignment: Assignment) -> str | None:
+def _submit_refused(request: HtmxHttpRequest, rater: Rater, assignment: Assignment) -> str | None:
     """Why a closed or paused study takes no answer for this item (None: it may)."""
     study = rater.study
     if study.status in (StudyStatus.CLOSED, StudyStatus.DRAFT):
@@ -234,7 +238,7 @@ def _submit_refused(request: HttpRequest, rater: Rater, assignment: Assignment) 
 
 @require_POST
 @role("rater")
-def submit(request: HttpRequest, token: str) -> HttpResponse:
+def submit(request: HtmxHttpRequest, token: str) -> HttpResponse:
     assignment = access_assignment_for_rater(request, token)
     rater = assignment.rater
     study = rater.study
@@ -276,7 +280,7 @@ def submit(request: HttpRequest, token: str) -> HttpResponse:
 
 @require_POST
 @role("rater")
-def heartbeat(request: HttpRequest, token: str) -> HttpResponse:
+def heartbeat(request: HtmxHttpRequest, token: str) -> HttpResponse:
     """The open judging page says the rater is still there: keep their item reserved."""
     assignment = access_assignment_for_rater(request, token)
     held = assignment_keepalive(assignment=assignment)
@@ -284,7 +288,7 @@ def heartbeat(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @rater_required
-def done(request: HttpRequest, rater: Rater) -> HttpResponse:
+def done(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
     """The completion code, for raters who did work; never for an empty queue."""
     study = rater.study
     if study.status in (StudyStatus.PAUSED, StudyStatus.DRAFT):
@@ -329,13 +333,13 @@ def _rater_url(name: str, study: Study) -> str:
     return reverse(f"annotation:{name}", kwargs={"invite_token": study.invite_token})
 
 
-def _to_done(request: HttpRequest, rater: Rater) -> HttpResponse:
+def _to_done(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
     url = _rater_url("done", rater.study)
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 def _render_item(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     rater: Rater,
     assignment: Assignment,
     form: JudgmentForm | None = None,

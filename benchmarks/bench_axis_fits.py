@@ -39,7 +39,7 @@ def synthetic(n: int, k: int, seed: int = 0) -> pd.DataFrame:
         marked = rng.random(n) < 0.5
         flip = rng.random(n) < 0.2
         axis_winner = np.where(flip, np.where(winner == "a", "b", "a"), winner)
-        frame[f"axis_{axis}"] = np.where(marked, axis_winner, None)
+        frame[f"axis_{axis}"] = pd.Series(axis_winner, dtype=object).where(marked, None).to_numpy()
     return frame
 
 

@@ -36,10 +36,8 @@ import pandas as pd
 # The script is run by path: make the repository root importable for `ranking`.
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import peers  # noqa: E402
-
+from benchmarks import peers  # noqa: E402
 from ranking import bradley_terry as bt  # noqa: E402
 
 TIE_SHARE = 0.15  # share of ties between equally strong systems
@@ -78,8 +76,8 @@ def make_dataset(name: str, k: int, n: int, contexts: int, seed: int) -> Dataset
     return Dataset(name, frame, pd.Series(bt.elo_from_theta(theta), index=names))
 
 
-def best_time(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
-    best, result = float("inf"), None
+def best_time[T](fn: Callable[[], T], repeat: int) -> tuple[float, T]:
+    best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
         result = fn()

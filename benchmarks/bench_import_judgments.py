@@ -19,8 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_export  # noqa: E402  (database set-up helpers)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks import bench_export  # noqa: E402  (database set-up helpers)
 
 BENCH_DB = "heart_bench_import" + os.environ.get("BENCH_DB_SUFFIX", "")
 

@@ -25,6 +25,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -184,7 +185,7 @@ def _timed_reads(study, repeat: int) -> list[tuple[str, float, float]]:
         ("page, htmx filter change", f"/studio/{study.slug}/leaderboard/?judges=human"),
         ("API", f"/studio/api/studies/{study.slug}/leaderboard/"),
     ):
-        headers = {"HTTP_HX_REQUEST": "true"} if "htmx" in name else {}
+        headers: dict[str, Any] = {"HTTP_HX_REQUEST": "true"} if "htmx" in name else {}
         times = []
         for _ in range(repeat):
             start = time.perf_counter()

@@ -199,11 +199,13 @@ def bench_ttft(
     )
     run = services.run_plan(study=study, kind="generate", endpoints=[model])
     wall = execute(run, use_worker)
-    rows = list(
-        Completion.objects.filter(context__study=study, ttft_ms__isnull=False).values_list(
-            "ttft_ms", "provenance__request_id"
-        )
-    )
+    rows = [
+        (ms, rid)
+        for ms, rid in Completion.objects.filter(
+            context__study=study, ttft_ms__isnull=False
+        ).values_list("ttft_ms", "provenance__request_id")
+        if ms is not None
+    ]
     # What the server really waited per request (arrival to the first content frame's write):
     # the nominal delay plus its own scheduling (timer granularity, a busy loop).
     with urllib.request.urlopen(server + "/_control/ttft") as answer:

@@ -55,8 +55,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-from bench_export import bench_database_url  # the shared benchmark-database helper
+# Run as a script, so benchmarks/ is on sys.path (the checker knows it as benchmarks.bench_export).
+from bench_export import bench_database_url  # type: ignore[import-not-found]
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DB = os.environ.get("BENCH_DB_NAME", "heart_bench_rater")
@@ -296,7 +298,10 @@ async def _round_trip(client: Http11Pool, rater: dict, stats: dict) -> bool:
 async def _first_item(client: Http11Pool, rater: dict) -> None:
     headers = {"Cookie": f"{rater['rater']}; csrftoken={rater['csrf']}"}
     _, content = await client.request("GET", f"/r/{rater['invite']}/item/", headers)
-    rater["token"] = SUBMIT.search(content).group(1).decode()
+    found = SUBMIT.search(content)
+    if found is None:
+        raise RuntimeError("the item page has no submit form")
+    rater["token"] = found.group(1).decode()
 
 
 async def _loadgen(host: str, port: int, raters: list[dict], args) -> dict:
@@ -308,9 +313,9 @@ async def _loadgen(host: str, port: int, raters: list[dict], args) -> dict:
             await _first_item(client, r)
 
     await asyncio.gather(*(warm(r) for r in raters))
-    results = {}
+    results: dict[str, Any] = {}
     # Open phase: Poisson-ish think times, every rater independently.
-    stats = {"latencies": [], "done_at": [], "errors": [], "accepted": []}
+    stats: dict[str, list[Any]] = {"latencies": [], "done_at": [], "errors": [], "accepted": []}
     start = time.perf_counter()
     deadline = start + args.seconds
 
@@ -324,7 +329,7 @@ async def _loadgen(host: str, port: int, raters: list[dict], args) -> dict:
     await asyncio.gather(*(thinker(r) for r in raters))
     results["open"] = _summary(stats, start, deadline)
     # Closed phase: back to back, a fixed number of raters in flight.
-    stats_c = {"latencies": [], "done_at": [], "errors": [], "accepted": []}
+    stats_c: dict[str, list[Any]] = {"latencies": [], "done_at": [], "errors": [], "accepted": []}
     start = time.perf_counter()
     deadline = start + args.closed_seconds
 

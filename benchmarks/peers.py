@@ -11,6 +11,7 @@ import math
 import multiprocessing as mp
 import os
 from functools import partial
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -133,7 +134,7 @@ def fastchat_bootstrap_bt(
 # ------------------------------------------------------------------ (c) evalica
 
 
-def evalica_inputs(df: pd.DataFrame):
+def evalica_inputs(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[Any]]:
     import evalica
 
     lookup = {"a": evalica.Winner.X, "b": evalica.Winner.Y, "tie": evalica.Winner.Draw}
@@ -169,8 +170,8 @@ def evalica_bootstrap(xs, ys, winners, rounds: int):
 
 def reference_mle(df: pd.DataFrame, systems: pd.Index) -> pd.Series:
     """Maximum likelihood on the full, unaggregated likelihood (scipy L-BFGS-B, tight tolerance)."""
-    a = systems.get_indexer(df["system_a"])
-    b = systems.get_indexer(df["system_b"])
+    a = systems.get_indexer(pd.Index(df["system_a"]))
+    b = systems.get_indexer(pd.Index(df["system_b"]))
     y = np.select([df["winner"] == "a", df["winner"] == "b"], [1.0, 0.0], 0.5)
     k = len(systems)
 

@@ -7,8 +7,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import wraps
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar, cast
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -19,7 +20,7 @@ from rest_framework.permissions import BasePermission
 from .models import Study
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+    from django.contrib.auth.models import AbstractUser, AnonymousUser, User
 
 STUDY_ADMINS = "study admins"
 WRITERS = "writers"
@@ -29,10 +30,13 @@ WRITERS = "writers"
 # without one. DRF views declare it as a class attribute `heart_role`.
 # "monitoring" is the Prometheus scraper (heart_site/metrics.py: a bearer token or an address
 # allow-list, no account).
+# A view function, kept as it is by the decorators below (they only add an attribute).
+View = TypeVar("View", bound=Callable[..., Any])
+
 ROLES = ("public", "rater", "writer", "labeller", "study_admin", "monitoring")
 
 
-def role(name: str):
+def role(name: str) -> Callable[[View], View]:
     """Mark a view with the role it serves (for views whose access check is inside)."""
     if name not in ROLES:
         raise ValueError(f"unknown role {name!r}")
@@ -44,19 +48,19 @@ def role(name: str):
     return mark
 
 
-def is_study_admin(user: AbstractBaseUser | AnonymousUser) -> bool:
+def is_study_admin(user: AbstractUser | AnonymousUser) -> TypeGuard[User]:
     if not (user.is_authenticated and user.is_active and user.is_staff):
         return False
     return user.is_superuser or user.groups.filter(name=STUDY_ADMINS).exists()
 
 
-def is_writer(user: AbstractBaseUser | AnonymousUser) -> bool:
+def is_writer(user: AbstractUser | AnonymousUser) -> TypeGuard[User]:
     return bool(
         user.is_authenticated and user.is_active and user.groups.filter(name=WRITERS).exists()
     )
 
 
-def study_admin_required(view):
+def study_admin_required[V: Callable[..., Any]](view: V) -> V:
     """Decorator: logged-in study admins only (others get the login page or 403)."""
 
     @wraps(view)
@@ -67,8 +71,8 @@ def study_admin_required(view):
             raise PermissionDenied("Study admins only.")
         return view(request, *args, **kwargs)
 
-    wrapper.heart_role = "study_admin"
-    return wrapper
+    wrapper.heart_role = "study_admin"  # type: ignore[attr-defined]  # read by the URL-role test
+    return cast(V, wrapper)
 
 
 def studies_for_admin(user) -> QuerySet[Study]:
@@ -103,7 +107,9 @@ def access_study_for_admin(user, slug: str) -> Study:
         ),
         slug=slug,
     )
-    if not (user.is_superuser or study.lists_user or not study.lists_admins):
+    # django-stubs types the annotated study but loses its annotations through get_object_or_404.
+    listed, any_listed = study.lists_user, study.lists_admins  # type: ignore[attr-defined]
+    if not (user.is_superuser or listed or not any_listed):
         raise PermissionDenied("You are not an admin of this study.")
     return study
 

@@ -306,7 +306,7 @@ def parse_dialogue(raw: Any, index: int) -> Dialogue:
     metadata["emotion_type"] = str(raw.get("emotion_type") or "")
     metadata["problem_type"] = str(raw.get("problem_type") or "")
     turns = merge_turns((s, t, st) for s, t, st, _ in parsed)
-    return Dialogue(id=metadata["dialog_id"], index=index, turns=turns, metadata=metadata)
+    return Dialogue(id=dialogue_id(raw), index=index, turns=turns, metadata=metadata)
 
 
 def _hits(pattern: re.Pattern[str], text: str) -> list[str]:

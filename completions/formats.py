@@ -138,12 +138,13 @@ class ContextFormat(ContractModel):
         """The DialogueContext columns this line fills."""
         return {
             "turns": [turn.model_dump() for turn in self.turns],
-            "emotion_type": self.emotion_type[:100],
-            "problem_type": self.problem_type[:200],
+            # Text fields read a null as "" (_normalize); `or ""` is for the checker.
+            "emotion_type": (self.emotion_type or "")[:100],
+            "problem_type": (self.problem_type or "")[:200],
             "adversarial": self.adversarial,
             "escalation_profile": self.escalation_profile or "",
-            "source": self.source[:100],
-            "source_id": self.source_id[:200],
+            "source": (self.source or "")[:100],
+            "source_id": (self.source_id or "")[:200],
             "metadata": self.metadata,
         }
 
@@ -191,7 +192,7 @@ def error_reason(exc: ValidationError) -> str:
     return f"'{where}': {message}{suffix}"
 
 
-def parse_line(model: type[ContractModel], obj: dict[str, Any], line: int) -> ContractModel:
+def parse_line[M: ContractModel](model: type[M], obj: dict[str, Any], line: int) -> M:
     """Validate one decoded line; a ValueError carries the reason (the caller adds the line)."""
     try:
         record = model.model_validate(obj)

@@ -188,11 +188,13 @@ def generated_completions(run: Run) -> QuerySet[Completion]:
 
 def system_ttft_refresh(system_id: int) -> float | None:
     """System.ttft_ms = the median TTFT of its measured completions (cache hits have none)."""
-    values = list(
-        Completion.objects.filter(system_id=system_id, ttft_ms__isnull=False).values_list(
+    values = [
+        v
+        for v in Completion.objects.filter(system_id=system_id, ttft_ms__isnull=False).values_list(
             "ttft_ms", flat=True
         )
-    )
+        if v is not None
+    ]
     median = statistics.median(values) if values else None
     if median is not None:
         System.objects.filter(pk=system_id).update(ttft_ms=median)

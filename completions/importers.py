@@ -42,16 +42,17 @@ def check_text(text: str, first_line: int = 1) -> None:
     """Refuse NUL characters and JSON nested deeper than MAX_DEPTH, naming the line."""
     if "\x00" in text or ("\\u0000" in text and _ESCAPED_NUL.search(text)):
         offset = text.find("\x00")
-        offset = offset if offset >= 0 else _ESCAPED_NUL.search(text).start()
+        escaped = _ESCAPED_NUL.search(text)
+        offset = offset if offset >= 0 or escaped is None else escaped.start()
         raise ImportFileError(
             f"line {first_line + text.count(chr(10), 0, offset)}: contains a NUL character "
             "(U+0000), which text cannot hold; remove it"
         )
     if text.count("[") + text.count("{") > MAX_DEPTH:
-        offset = _too_deep_at(text)
-        if offset is not None:
+        deep_at = _too_deep_at(text)
+        if deep_at is not None:
             raise ImportFileError(
-                f"line {first_line + text.count(chr(10), 0, offset)}: nested too deep "
+                f"line {first_line + text.count(chr(10), 0, deep_at)}: nested too deep "
                 f"(more than {MAX_DEPTH} levels of lists and objects)"
             )
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.db import transaction
 
@@ -85,7 +87,7 @@ def system_get_or_create(*, study: Study, name: str, kind: str, family: str = ""
     return system
 
 
-def _existing_contexts(study: Study, ids) -> dict[str, DialogueContext]:
+def _existing_contexts(study: Study, ids: Iterable[str]) -> dict[str, DialogueContext]:
     found: dict[str, DialogueContext] = {}
     ids = list(ids)
     for start in range(0, len(ids), BATCH):
@@ -105,14 +107,19 @@ def esconv_import(
     *,
     study: Study,
     path: str | Path | None = None,
-    raw_dialogues: list | None = None,
+    raw_dialogues: list[Any] | None = None,
     limit: int | None = None,
 ) -> ImportReport:
     """Screen an ESConv file (or already-loaded list) and create its contexts and dataset replies.
 
     Raises esconv.EsconvFormatError for a malformed file or conversation, before any write.
     """
-    raw = raw_dialogues if raw_dialogues is not None else esconv.load_esconv(path)
+    if raw_dialogues is not None:
+        raw = raw_dialogues
+    elif path is not None:
+        raw = esconv.load_esconv(path)
+    else:
+        raise ValueError("esconv_import needs a path or raw_dialogues")
     screened = esconv.screen_corpus(raw, limit=limit)
     report = ImportReport(
         unit="dialogues",
@@ -308,8 +315,9 @@ def _systems_for(
     for r in records:
         system = systems.get(r.system)
         if system is None:
+            # A null kind or family in the file means the format's default (model, none).
             systems[r.system] = System.objects.create(
-                study=study, name=r.system, kind=r.kind, family=r.family
+                study=study, name=r.system, kind=r.kind or SystemKind.MODEL, family=r.family or ""
             )
             report.systems_created += 1
         elif system.kind != r.kind:
@@ -320,12 +328,16 @@ def _systems_for(
     return systems
 
 
-def _fill_system_ttft(systems) -> None:
+def _fill_system_ttft(systems: Iterable[System]) -> None:
     """A system without a time to first token gets the median of its completions' values."""
     for system in systems:
         if system.ttft_ms is not None:
             continue
-        values = list(system.completions.exclude(ttft_ms=None).values_list("ttft_ms", flat=True))
+        values = [
+            v
+            for v in system.completions.exclude(ttft_ms=None).values_list("ttft_ms", flat=True)
+            if v is not None
+        ]
         if values:
             system.ttft_ms = statistics.median(values)
             system.save(update_fields=["ttft_ms"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 
 from . import adversarial
@@ -26,7 +28,11 @@ def variant_external_id(source: DialogueContext, profile: str) -> str:
 
 
 def adversarial_context_create(
-    *, source: DialogueContext, profile: str, raw_reply: str, provenance: dict | None = None
+    *,
+    source: DialogueContext,
+    profile: str,
+    raw_reply: str,
+    provenance: dict[str, Any] | None = None,
 ) -> DialogueContext:
     """Check a rewrite against the schema made for the source and store it as an adversarial
     context (what normalising changed goes to its metadata).
@@ -43,7 +49,11 @@ def adversarial_context_create(
 
 @transaction.atomic
 def adversarial_turns_store(
-    *, source: DialogueContext, profile: str, turns: list[dict], provenance: dict | None = None
+    *,
+    source: DialogueContext,
+    profile: str,
+    turns: list[dict[str, Any]],
+    provenance: dict[str, Any] | None = None,
 ) -> DialogueContext:
     """Store accepted turns as a new adversarial context linked to ``source``. Storing the
     same source and profile twice returns the first variant: a re-run never doubles it."""

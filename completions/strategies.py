@@ -163,7 +163,8 @@ TAXONOMY: tuple[Strategy, ...] = (
 )
 
 STRATEGY_NAMES: tuple[str, ...] = tuple(s.name for s in TAXONOMY)
-StrategyName = StrEnum("StrategyName", {f"S{i}": name for i, name in enumerate(STRATEGY_NAMES)})
+# Built from the taxonomy: mypy cannot list the members of an enum made at run time.
+StrategyName = StrEnum("StrategyName", {f"S{i}": name for i, name in enumerate(STRATEGY_NAMES)})  # type: ignore[misc]
 
 
 def _digest(value: object) -> str:

@@ -42,7 +42,7 @@ def enqueue(name: str, *args: Any, queue: str | None = None) -> bool:
     if app.conf.task_always_eager:  # in-process: the task's own errors must show
         if name not in app.tasks:  # no code imported its module: import them all, as a worker
             app.loader.import_default_modules()
-        options = {"queue": queue} if queue else {}
+        options: dict[str, Any] = {"queue": queue} if queue else {}
         app.tasks[name].apply_async(args=args, **options)
         return True
     try:
@@ -57,7 +57,7 @@ def enqueue(name: str, *args: Any, queue: str | None = None) -> bool:
 
 
 def _publish(name: str, args: list, queue: str | None, kwargs: dict | None = None) -> None:
-    options = {"queue": queue} if queue else {}
+    options: dict[str, Any] = {"queue": queue} if queue else {}
     current_app.send_task(name, args=args, kwargs=kwargs or {}, retry=False, **options)
 
 

@@ -6,11 +6,16 @@ import json
 from pathlib import Path
 
 from django.conf import settings
+from pydantic import BaseModel
 
 from annotation.formats import JudgmentFormat
 from completions.formats import CompletionFormat, ContextFormat, json_schema
 
-FORMATS = {"contexts": ContextFormat, "completions": CompletionFormat, "judgments": JudgmentFormat}
+FORMATS: dict[str, type[BaseModel]] = {
+    "contexts": ContextFormat,
+    "completions": CompletionFormat,
+    "judgments": JudgmentFormat,
+}
 
 
 def schema_dir() -> Path:

@@ -30,7 +30,7 @@ def job_claim(model: type[Model], pk: int, **fields) -> bool:
     now = timezone.now()
     claimable = Q(status="queued") | Q(status="running", lease_until__lt=now)
     return (
-        model.objects.filter(claimable, pk=pk).update(
+        model._default_manager.filter(claimable, pk=pk).update(
             status="running",
             started_at=now,
             lease_until=now + timedelta(seconds=lease_seconds()),
@@ -42,7 +42,7 @@ def job_claim(model: type[Model], pk: int, **fields) -> bool:
 
 def jobs_stalled(model: type[Model]) -> QuerySet:
     """Running jobs whose worker stopped renewing their lease."""
-    return model.objects.filter(status="running", lease_until__lt=timezone.now())
+    return model._default_manager.filter(status="running", lease_until__lt=timezone.now())
 
 
 @contextmanager
@@ -58,7 +58,7 @@ def lease_kept(model: type[Model], pk: int) -> Iterator[None]:
     def renew() -> None:
         try:
             while not stop.wait(every):
-                model.objects.filter(pk=pk, status="running").update(
+                model._default_manager.filter(pk=pk, status="running").update(
                     lease_until=timezone.now() + timedelta(seconds=lease_seconds())
                 )
         finally:

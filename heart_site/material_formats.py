@@ -18,7 +18,7 @@ from heart_site.models import ImportKind
 
 HEAD_BYTES = 64 * 1024  # enough for the first line or conversation of any file we take
 
-KIND_WORDS = {
+KIND_WORDS: dict[str, str] = {
     ImportKind.ESCONV: "an ESConv JSON file (a list of conversations)",
     ImportKind.CONTEXTS: "JSON Lines contexts",
     ImportKind.COMPLETIONS: "JSON Lines completions",
@@ -26,7 +26,7 @@ KIND_WORDS = {
 }
 
 # One line of each kind, as a user would write it (tests import each of them for real).
-EXAMPLES = {
+EXAMPLES: dict[str, str] = {
     ImportKind.ESCONV: (
         '[{"id": "conv-1", "emotion_type": "anxiety", "problem_type": "job crisis", "dialog": ['
         '{"speaker": "seeker", "content": "Hi, can I talk to someone?"}, '

@@ -3,12 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import add_never_cache_headers
 
 from .errors import friendly_error
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+    from django_htmx.middleware import HtmxDetails
+
+
+class HtmxHttpRequest(HttpRequest):
+    """For type checking only: a request after django-htmx's middleware, which adds `htmx`
+    (django-htmx documents this class for projects to declare; it ships none)."""
+
+    htmx: HtmxDetails
+
+
+class AuthenticatedHttpRequest(HttpRequest):
+    """For type checking only: a request a login-checking decorator let through (its user is
+    an account, never AnonymousUser)."""
+
+    user: User
+
 
 # Responses a browser may keep: the static files (served by whitenoise before this middleware)
 # and nothing else. Rater pages, studio pages and data downloads are all private and change.

@@ -6,6 +6,8 @@ pairs an accepted text joins (annotation) and each writer's win rate once judged
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -29,6 +31,10 @@ from completions.writing.services import (
 )
 from heart_site.studio.views import PROLIFIC_QUERY
 from ranking.selectors import judgments_frame
+
+if TYPE_CHECKING:
+    from heart_site.middleware import AuthenticatedHttpRequest
+
 
 STATUS_FILTERS = ("pending", "accepted", "rejected", "")
 REVIEW_PAGE = 200  # texts shown at once, oldest first: reviewing them brings up the next ones
@@ -92,7 +98,7 @@ def _writing(study, token: str) -> Writing:
 
 @require_POST
 @study_admin_required
-def accept(request: HttpRequest, slug: str, token: str) -> HttpResponse:
+def accept(request: AuthenticatedHttpRequest, slug: str, token: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
     try:
         writing_accept(writing=_writing(study, token), by=request.user)
@@ -107,7 +113,7 @@ def accept(request: HttpRequest, slug: str, token: str) -> HttpResponse:
 
 @require_POST
 @study_admin_required
-def reject(request: HttpRequest, slug: str, token: str) -> HttpResponse:
+def reject(request: AuthenticatedHttpRequest, slug: str, token: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
     writing = _writing(study, token)
     form = RejectForm(request.POST)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 
-def f1_score(truth: Sequence[bool], predicted: Sequence[bool]) -> float:
+def f1_score(truth: Sequence[bool] | np.ndarray, predicted: Sequence[bool] | np.ndarray) -> float:
     """F1 of ``predicted`` against ``truth`` for the positive class; NaN without positives."""
     t = np.asarray(truth, dtype=bool)
     p = np.asarray(predicted, dtype=bool)
@@ -28,7 +28,7 @@ def f1_score(truth: Sequence[bool], predicted: Sequence[bool]) -> float:
     return 2 * tp / (2 * tp + fp + fn)
 
 
-def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float:
+def cohen_kappa(a: Sequence[bool] | np.ndarray, b: Sequence[bool] | np.ndarray) -> float:
     """Cohen's kappa of two binary raters: (p_o - p_e) / (1 - p_e); NaN when p_e = 1."""
     x = np.asarray(a, dtype=bool)
     y = np.asarray(b, dtype=bool)
@@ -57,9 +57,14 @@ def label_agreement(
     items = llm.index.intersection(human.index)
     rows = {}
     for name in strategies:
-        p = llm.reindex(items)[name].fillna(False).astype(bool).to_numpy() if len(items) else []
-        t = human.reindex(items)[name].fillna(False).astype(bool).to_numpy() if len(items) else []
-        p, t = np.asarray(p, dtype=bool), np.asarray(t, dtype=bool)
+        p = np.asarray(
+            llm.reindex(items)[name].fillna(False).astype(bool).to_numpy() if len(items) else [],
+            dtype=bool,
+        )
+        t = np.asarray(
+            human.reindex(items)[name].fillna(False).astype(bool).to_numpy() if len(items) else [],
+            dtype=bool,
+        )
         tp, fp, fn = int((t & p).sum()), int((~t & p).sum()), int((t & ~p).sum())
         rows[name] = {
             "n": len(items),

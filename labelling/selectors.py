@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count, Q, QuerySet
 
@@ -14,10 +16,14 @@ from .models import (
     CompletionLabels,
     HumanLabel,
     LabelSet,
+    LabelSetKind,
     LabelSetStatus,
     SampleItem,
     ValidationSample,
 )
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 AUTO, METADATA = "auto", "metadata"
 COUNTS = {"n", "human_present", "llm_present", "tp", "fp", "fn"}
@@ -33,7 +39,7 @@ class LabelSource:
     name: str
     description: str
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -94,29 +100,30 @@ def strategies_by_completion(study: Study, source: LabelSource) -> dict[int, lis
             "id", "metadata__strategies"
         )
         return {pk: value if isinstance(value, list) else None for pk, value in rows}
-    rows = CompletionLabels.objects.filter(label_set_id=source.label_set).values_list(
+    labelled = CompletionLabels.objects.filter(label_set_id=source.label_set).values_list(
         "completion_id", "present"
     )
-    return dict(rows)
+    return dict(labelled)
 
 
-def label_state(study: Study) -> dict | None:
+def label_state(study: Study) -> dict[str, Any] | None:
     """The latest finished label set in one query (None without one): what the leaderboard
     uses by default, and part of its cache key so a new label set shows at once."""
-    return (
+    state = (
         LabelSet.objects.filter(study=study, status=LabelSetStatus.FINISHED)
         .annotate(n_rows=Count("rows"))
         .order_by("-finished_at", "-id")
         .values("id", "name", "kind", "run_id", "labeller", "taxonomy_version", "n_rows")
         .first()
     )
+    return None if state is None else dict(state)
 
 
-def source_from_state(study: Study, state: dict | None) -> LabelSource:
+def source_from_state(study: Study, state: dict[str, Any] | None) -> LabelSource:
     """The default source (``auto``) from ``label_state``'s answer, without a query."""
     if state is None:
         return _metadata_source(study)
-    kind = dict(LabelSet._meta.get_field("kind").choices).get(state["kind"], state["kind"])
+    kind = dict(LabelSetKind.choices).get(state["kind"], state["kind"])
     return LabelSource(
         kind="label_set",
         label_set=state["id"],
@@ -127,7 +134,7 @@ def source_from_state(study: Study, state: dict | None) -> LabelSource:
     )
 
 
-def export_rows(label_set: LabelSet):
+def export_rows(label_set: LabelSet) -> Iterator[dict[str, Any]]:
     """The strategy-labels export, one dict a line (DESIGN.md format)."""
     run = str(label_set.run_id) if label_set.run_id is not None else f"labelset-{label_set.pk}"
     rows = (
@@ -147,7 +154,7 @@ def export_rows(label_set: LabelSet):
 # --------------------------------------------------------------------------- validation
 
 
-def samples_for_labeller(user) -> list[tuple[ValidationSample, int]]:
+def samples_for_labeller(user: User) -> list[tuple[ValidationSample, int]]:
     """Open samples with items this labeller can still label, with how many remain."""
     result = []
     for sample in ValidationSample.objects.filter(is_open=True).order_by("id"):
@@ -157,11 +164,11 @@ def samples_for_labeller(user) -> list[tuple[ValidationSample, int]]:
     return result
 
 
-def samples_remaining(sample: ValidationSample, user) -> int:
+def samples_remaining(sample: ValidationSample, user: User) -> int:
     return _open_items(sample, user).count()
 
 
-def _open_items(sample: ValidationSample, user) -> QuerySet[SampleItem]:
+def _open_items(sample: ValidationSample, user: User) -> QuerySet[SampleItem]:
     return (
         sample.items.annotate(n_labels=Count("human_labels"))
         .filter(n_labels__lt=sample.labellers_per_item)
@@ -169,12 +176,12 @@ def _open_items(sample: ValidationSample, user) -> QuerySet[SampleItem]:
     )
 
 
-def next_item(sample: ValidationSample, user) -> SampleItem | None:
+def next_item(sample: ValidationSample, user: User) -> SampleItem | None:
     """The item with the fewest labels this labeller has not labelled (ties: sample order)."""
     return (
         _open_items(sample, user)
         .select_related("completion__context")
-        .order_by("n_labels", "position")
+        .order_by("n_labels", "position")  # type: ignore[misc]  # n_labels: _open_items' annotation
         .first()
     )
 
@@ -228,7 +235,7 @@ def _has_adjudication(item: SampleItem) -> bool:
     return True
 
 
-def sample_progress(states: list[ItemState], quota: int) -> dict:
+def sample_progress(states: list[ItemState], quota: int) -> dict[str, Any]:
     return {
         "items": len(states),
         "fully_labelled": sum(1 for s in states if len(s.labels) >= quota),
@@ -248,7 +255,7 @@ def samples_of_study(study: Study) -> QuerySet[ValidationSample]:
     ).order_by("-created_at")
 
 
-def validation_report(sample: ValidationSample, label_set: LabelSet | None) -> dict:
+def validation_report(sample: ValidationSample, label_set: LabelSet | None) -> dict[str, Any]:
     """Per-strategy and macro F1 and Cohen's kappa of a label set against the human consensus.
 
     Counts the sample items with a consensus that the label set labelled; "uncertain" is
@@ -256,7 +263,7 @@ def validation_report(sample: ValidationSample, label_set: LabelSet | None) -> d
     """
     states = item_states(sample)
     consensus = {s.item.completion_id: s.consensus for s in states if s.consensus is not None}
-    report = {
+    report: dict[str, Any] = {
         "sample": sample.name,
         "label_set": None if label_set is None else _set_source(label_set).as_dict(),
         "progress": sample_progress(states, sample.labellers_per_item),
@@ -291,10 +298,10 @@ def validation_report(sample: ValidationSample, label_set: LabelSet | None) -> d
     return report
 
 
-def _num(value) -> float | int | None:
+def _num(value: Any) -> float | None:
     if value is None:
         return None
-    value = float(value)
-    if value != value:  # NaN: the statistic is undefined here
+    number = float(value)
+    if number != number:  # NaN: the statistic is undefined here
         return None
-    return round(value, 4)
+    return round(number, 4)

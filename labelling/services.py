@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -22,6 +23,11 @@ from .models import (
     ValidationSample,
 )
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+    from completions.llm.models import Run
+
 
 class LabellingError(ValueError):
     """Bad input from a user; the message says what to change."""
@@ -33,7 +39,7 @@ def label_set_create(
     name: str,
     labeller: str = "",
     kind: str = LabelSetKind.LLM,
-    run=None,
+    run: Run | None = None,
 ) -> LabelSet:
     return LabelSet.objects.create(
         study=study,
@@ -93,7 +99,7 @@ def sample_create(
     labellers_per_item: int = 2,
     seed: int = 0,
     name: str = "",
-    created_by=None,
+    created_by: User | None = None,
 ) -> ValidationSample:
     """Sample ``size`` completions, spread evenly over (system kind, model family) strata."""
     if size < 1:
@@ -132,7 +138,7 @@ def _checked(present: list[str]) -> list[str]:
 
 
 def human_label_submit(
-    *, item: SampleItem, labeller, present: list[str], note: str = ""
+    *, item: SampleItem, labeller: User, present: list[str], note: str = ""
 ) -> HumanLabel:
     """Store one labeller's labels; a second submission of the same item is refused."""
     if not item.sample.is_open:
@@ -146,7 +152,7 @@ def human_label_submit(
         raise LabellingError("You have already labelled this response.") from None
 
 
-def adjudicate(*, item: SampleItem, present: list[str], decided_by) -> Adjudication:
+def adjudicate(*, item: SampleItem, present: list[str], decided_by: User) -> Adjudication:
     adjudication, _ = Adjudication.objects.update_or_create(
         item=item, defaults={"present": _checked(present), "decided_by": decided_by}
     )

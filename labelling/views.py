@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib import messages
 from django.contrib.auth.views import LoginView
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -16,6 +18,9 @@ from .access import labeller_required
 from .forms import AdjudicationForm, SampleForm, StrategyLabelForm
 from .models import LabelSet, SampleItem, ValidationSample
 
+if TYPE_CHECKING:
+    from heart_site.middleware import AuthenticatedHttpRequest
+
 # --------------------------------------------------------------------------- labellers
 
 labeller_login = role("public")(
@@ -25,14 +30,14 @@ labeller_login = role("public")(
 
 @require_GET
 @labeller_required
-def labeller_home(request: HttpRequest) -> HttpResponse:
+def labeller_home(request: AuthenticatedHttpRequest) -> HttpResponse:
     samples = selectors.samples_for_labeller(request.user)
     return render(request, "labelling/home.html", {"samples": samples})
 
 
 @require_http_methods(["GET", "POST"])
 @labeller_required
-def label_next(request: HttpRequest, token: str) -> HttpResponse:
+def label_next(request: AuthenticatedHttpRequest, token: str) -> HttpResponse:
     sample = get_object_or_404(ValidationSample, token=token, is_open=True)
     form = None
     if request.method == "POST":
@@ -55,7 +60,9 @@ def label_next(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "labelling/item.html", context)
 
 
-def _submit(request: HttpRequest, sample: ValidationSample, form: StrategyLabelForm) -> bool:
+def _submit(
+    request: AuthenticatedHttpRequest, sample: ValidationSample, form: StrategyLabelForm
+) -> bool:
     item = SampleItem.objects.filter(sample=sample, token=form.cleaned_data["item"]).first()
     if item is None:
         messages.error(request, "That response is not part of this sample.")
@@ -79,7 +86,7 @@ def _submit(request: HttpRequest, sample: ValidationSample, form: StrategyLabelF
 
 @require_POST
 @study_admin_required
-def sample_new(request: HttpRequest, slug: str) -> HttpResponse:
+def sample_new(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
     form = SampleForm(request.POST)
     if not form.is_valid():
@@ -94,7 +101,7 @@ def sample_new(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("labelling:sample", slug=study.slug, pk=sample.pk)
 
 
-def _sample_and_set(request: HttpRequest, slug: str, pk: int):
+def _sample_and_set(request: AuthenticatedHttpRequest, slug: str, pk: int):
     study = access_study_for_admin(request.user, slug)
     sample = get_object_or_404(ValidationSample, study=study, pk=pk)
     choice = request.GET.get("labels", "")
@@ -109,7 +116,7 @@ def _sample_and_set(request: HttpRequest, slug: str, pk: int):
 
 @require_GET
 @study_admin_required
-def sample_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+def sample_page(request: AuthenticatedHttpRequest, slug: str, pk: int) -> HttpResponse:
     study, sample, label_set = _sample_and_set(request, slug, pk)
     states = selectors.item_states(sample)
     quota = sample.labellers_per_item
@@ -127,14 +134,14 @@ def sample_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @require_GET
 @study_admin_required
-def sample_report_json(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
+def sample_report_json(request: AuthenticatedHttpRequest, slug: str, pk: int) -> JsonResponse:
     _, sample, label_set = _sample_and_set(request, slug, pk)
     return JsonResponse(selectors.validation_report(sample, label_set))
 
 
 @require_POST
 @study_admin_required
-def adjudicate(request: HttpRequest, slug: str, pk: int, token: str) -> HttpResponse:
+def adjudicate(request: AuthenticatedHttpRequest, slug: str, pk: int, token: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
     item = get_object_or_404(SampleItem, sample__study=study, sample_id=pk, token=token)
     form = AdjudicationForm(request.POST)

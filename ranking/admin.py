@@ -1,14 +1,23 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib import admin
+from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
 from .models import LeaderboardSnapshot
 
+# ModelAdmin is generic in django-stubs only (subscripting it at run time fails).
+if TYPE_CHECKING:
+    SnapshotAdminBase = admin.ModelAdmin[LeaderboardSnapshot]
+else:
+    SnapshotAdminBase = admin.ModelAdmin
+
 
 @admin.register(LeaderboardSnapshot)
-class LeaderboardSnapshotAdmin(admin.ModelAdmin):
+class LeaderboardSnapshotAdmin(SnapshotAdminBase):
     """Snapshots are written by refits only: the admin reads them and links to the page."""
 
     list_display = (
@@ -29,10 +38,12 @@ class LeaderboardSnapshotAdmin(admin.ModelAdmin):
     readonly_fields = [field.name for field in LeaderboardSnapshot._meta.fields]
     list_select_related = ("study",)
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:
+    def has_change_permission(
+        self, request: HttpRequest, obj: LeaderboardSnapshot | None = None
+    ) -> bool:
         return False
 
     @admin.display(description="Leaderboard")

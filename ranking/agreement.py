@@ -28,6 +28,8 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import asdict, dataclass
+from functools import partial
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -88,12 +90,12 @@ def _plurality(table: pd.DataFrame) -> pd.DataFrame:
     strict = ordered[:, -1] > ordered[:, -2]
     top = np.asarray(table.columns)[counts.argmax(axis=1)]
     # dtype=object keeps None (a str dtype would turn it into NaN).
-    winner = pd.Series(np.where(strict, top, None), index=table.index, dtype=object)
+    winner = pd.Series(top, index=table.index, dtype=object).where(strict, None)
     share = pd.Series(ordered[:, -1] / counts.sum(axis=1), index=table.index)
     return pd.DataFrame({"winner": winner, "share": share})
 
 
-def _nan_to_none(value):
+def _nan_to_none(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _nan_to_none(v) for k, v in value.items()}
     if isinstance(value, float | np.floating) and math.isnan(value):
@@ -227,7 +229,8 @@ def _distance(n_c: np.ndarray, level: str) -> np.ndarray:
     low = np.minimum.outer(values, values).astype(int)
     high = np.maximum.outer(values, values).astype(int)
     between = cumulative[high + 1] - cumulative[low]
-    return (between - (n_c[:, None] + n_c[None, :]) / 2.0) ** 2
+    distances: np.ndarray = (between - (n_c[:, None] + n_c[None, :]) / 2.0) ** 2
+    return distances
 
 
 # --------------------------------------------------------------------------- agreement rates
@@ -366,7 +369,8 @@ def _pair_agreement(left: np.ndarray, right: np.ndarray, ties: bool) -> np.ndarr
     if not ties:
         left, right = left[:, [0, 2]], right[:, [0, 2]]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (left * right).sum(axis=1) / (left.sum(axis=1) * right.sum(axis=1))
+        cosines: np.ndarray = (left * right).sum(axis=1) / (left.sum(axis=1) * right.sum(axis=1))
+        return cosines
 
 
 def cross_judge_agreement(
@@ -447,7 +451,7 @@ def position_bias(judgments: pd.DataFrame, *, kind: str | None = None) -> pd.Dat
 
 def agreement_summary(
     judgments: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, min_human: int = 2
-) -> dict:
+) -> dict[str, Any]:
     """Every agreement statistic of this module in one JSON-serialisable dict (NaN -> None).
 
     Keys: ``fleiss_kappa`` (human, overall verdict), ``fleiss_kappa_axes`` ({axis: kappa}
@@ -466,18 +470,16 @@ def agreement_summary(
     cross_no_ties = cross_judge_agreement(judgments, ties=False)
     three_way = three_way_agreement(judgments)
     bias = position_bias(judgments)
-    rate = {"n_boot": n_boot, "seed": seed, "min_human": min_human}
+    rate = partial(human_llm_agreement, judgments, n_boot=n_boot, seed=seed, min_human=min_human)
     summary = {
         "fleiss_kappa": fleiss_kappa(judgments),
         "fleiss_kappa_axes": {a: fleiss_kappa(judgments, column=f"axis_{a}") for a in axes},
         "krippendorff_alpha": krippendorff_alpha(judgments),
         "inter_human_agreement": inter_human.rate,
         "inter_human_n": inter_human.n,
-        "human_llm_agreement": asdict(human_llm_agreement(judgments, **rate)),
-        "human_llm_agreement_no_ties": asdict(human_llm_agreement(judgments, ties=False, **rate)),
-        "human_llm_agreement_ambiguous": asdict(
-            human_llm_agreement(judgments, ambiguous=True, **rate)
-        ),
+        "human_llm_agreement": asdict(rate()),
+        "human_llm_agreement_no_ties": asdict(rate(ties=False)),
+        "human_llm_agreement_ambiguous": asdict(rate(ambiguous=True)),
         "llm_judge_human_agreement": {
             judge: r.rate
             for judge, r in llm_judge_human_agreement(judgments, min_human=min_human).items()
@@ -490,4 +492,5 @@ def agreement_summary(
         "position_bias": bias["left_share"].to_dict(),
         "human_majority_min_verdicts": min_human,
     }
-    return _nan_to_none(summary)
+    plain: dict[str, Any] = _nan_to_none(summary)
+    return plain

@@ -7,7 +7,8 @@ Percentages are returned on the 0-100 scale where the paper reports percentages
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,12 +27,18 @@ STRATEGIES = list(STRATEGY_NAMES)
 # --------------------------------------------------------------------------- win rates
 
 
-def _with_systems(judgments: pd.DataFrame, pairs) -> pd.DataFrame:
+def _with_systems(
+    judgments: pd.DataFrame, pairs: pd.DataFrame | Mapping[Any, Any] | None
+) -> pd.DataFrame:
     """Attach system_a / system_b to judgments from ``pairs`` unless already there."""
     if {"system_a", "system_b"} <= set(judgments.columns):
         return judgments
+    if pairs is None:
+        raise ValueError("judgments without system_a / system_b need their pairs")
     if isinstance(pairs, Mapping):
-        pairs = pd.DataFrame.from_dict(pairs, orient="index", columns=["system_a", "system_b"])
+        pairs = pd.DataFrame.from_dict(
+            dict(pairs), orient="index", columns=["system_a", "system_b"]
+        )
         pairs.index.name = "item"
     if "item" in pairs.columns:
         pairs = pairs.set_index("item")
@@ -57,7 +64,7 @@ def win_rates(frame: pd.DataFrame, column: str = "winner") -> pd.Series:
 
 
 def axis_win_rates(
-    judgments: pd.DataFrame, pairs: pd.DataFrame | Mapping | None = None
+    judgments: pd.DataFrame, pairs: pd.DataFrame | Mapping[Any, Any] | None = None
 ) -> pd.DataFrame:
     """Figure 4's columns: per system the win rate on each axis H/E/A/R/T and overall.
 
@@ -78,7 +85,7 @@ def axis_win_rates(
 
 def head_to_head_shares(
     comparisons: pd.DataFrame, kind_of_system: Mapping[str, str] | pd.Series
-) -> dict:
+) -> dict[str, Any]:
     """Human-vs-model comparisons: shares where the model / the human / neither won (4.5).
 
     Counts rows whose two systems are of kinds "model" and "human" (either order); other
@@ -170,7 +177,7 @@ def strategy_usage(
 EXACT_MAX_N = 8
 
 
-def correlation(x: Sequence[float] | pd.Series, y: Sequence[float] | pd.Series) -> dict:
+def correlation(x: Sequence[float] | pd.Series, y: Sequence[float] | pd.Series) -> dict[str, Any]:
     """Pearson and Spearman correlation of paired values, dropping pairs with a NaN.
 
     Returns ``{"pearson_r", "pearson_p", "spearman_rho", "spearman_p", "n", "p_method",
@@ -232,7 +239,9 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return (yc @ xc) / np.sqrt((xc @ xc) * (yc * yc).sum(axis=-1))
 
 
-def exact_permutation_p(x: np.ndarray, y: np.ndarray, statistic) -> float:
+def exact_permutation_p(
+    x: np.ndarray, y: np.ndarray, statistic: Callable[[np.ndarray, np.ndarray], np.ndarray]
+) -> float:
     """Two-sided exact p: the share of all n! orderings of y whose |statistic| reaches the
     observed one (the observed ordering included, so p >= 1 / n!)."""
     from itertools import permutations

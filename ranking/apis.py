@@ -19,7 +19,7 @@ from .models import JudgeFilter, Preset, SubsetFilter
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,99}$")
 
 
-class LeaderboardQuerySerializer(serializers.Serializer):
+class LeaderboardQuerySerializer(serializers.Serializer[None]):
     judges = serializers.ChoiceField(choices=JudgeFilter.choices, default=JudgeFilter.ALL)
     subset = serializers.ChoiceField(choices=SubsetFilter.choices, default=SubsetFilter.ALL)
     preset = serializers.ChoiceField(choices=Preset.choices, default=Preset.DEFAULT)

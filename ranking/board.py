@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -78,7 +78,7 @@ def params_resolve(preset: str = "default", **overrides: Any) -> dict[str, Any]:
 def comparisons_from_judgments(
     judgments: pd.DataFrame,
     *,
-    weights: str,
+    weights: bradley_terry.StrengthWeights,
     ties: str = "half",
     rule: verdicts.VerdictRule | None = None,
     combined: str = "by_count",
@@ -114,7 +114,7 @@ def comparisons_from_judgments(
 
 
 def fit_board(
-    comparisons: pd.DataFrame, params: dict, *, anchor: str | None = None
+    comparisons: pd.DataFrame, params: dict[str, Any], *, anchor: str | None = None
 ) -> tuple[bradley_terry.Fit, list[str]]:
     """Fit, collecting the model's warnings (disconnected graph, a system that always wins,
     too few clusters)."""
@@ -145,10 +145,11 @@ def number(value: Any, digits: int) -> float | None:
     return None if math.isnan(value) or math.isinf(value) else round(value, digits)
 
 
-def system_rows(table: pd.DataFrame, systems: pd.DataFrame) -> list[dict]:
-    rows = []
+def system_rows(table: pd.DataFrame, systems: pd.DataFrame) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
     for name, row in table.iterrows():
-        info = systems.loc[name] if name in systems.index else None
+        # The table's index holds system names, as does systems'.
+        info = systems.loc[cast(str, name)] if name in systems.index else None
         clusters = row.get("clusters")
         rows.append(
             {
@@ -175,10 +176,10 @@ def human_rows(
     comparisons: pd.DataFrame,
     systems: pd.DataFrame,
     fitted: bradley_terry.Fit,
-    params: dict,
+    params: dict[str, Any],
     anchor: str | None,
     notes: list[str] | None = None,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """The "Best human (per context)" and "Average human" rows (see `ranking.humans`); why a
     row is missing goes to ``notes``."""
     notes = notes if notes is not None else []
@@ -223,9 +224,11 @@ def human_rows(
     return rows
 
 
-def split_section(frames: dict[str, pd.DataFrame], params: dict, rule) -> dict:
+def split_section(
+    frames: dict[str, pd.DataFrame], params: dict[str, Any], rule: verdicts.VerdictRule
+) -> dict[str, Any]:
     """Elo on regular and on adversarial contexts (point estimates, Fisher intervals)."""
-    split = {}
+    split: dict[str, Any] = {}
     quick = dict(params, ci="fisher")
     for subset, judgments in frames.items():
         if judgments.empty:
@@ -250,7 +253,9 @@ def split_section(frames: dict[str, pd.DataFrame], params: dict, rule) -> dict:
     return split
 
 
-def _comparisons(judgments: pd.DataFrame, params: dict, rule, *, judges: str) -> pd.DataFrame:
+def _comparisons(
+    judgments: pd.DataFrame, params: dict[str, Any], rule: verdicts.VerdictRule, *, judges: str
+) -> pd.DataFrame:
     return comparisons_from_judgments(
         judgments,
         weights=params["weights"],
@@ -268,12 +273,12 @@ def board(
     *,
     systems: pd.DataFrame,
     completions: pd.DataFrame,
-    params: dict,
+    params: dict[str, Any],
     rule: verdicts.VerdictRule,
     judges: str = "all",
     split: dict[str, pd.DataFrame] | None = None,
     aliases: dict[str, str] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """The leaderboard of counted ``judgments`` (already filtered by judge kind and contexts):
     the contract fields (``n_comparisons``, ``systems``) plus the human rows and sections."""
     comparisons = _comparisons(judgments, params, rule, judges=judges)
@@ -319,7 +324,7 @@ def _anchor(anchor: str | None, comparisons: pd.DataFrame) -> tuple[str | None, 
     ]
 
 
-def _interval_note(params: dict, fitted: bradley_terry.Fit) -> dict:
+def _interval_note(params: dict[str, Any], fitted: bradley_terry.Fit) -> dict[str, Any]:
     """What the interval means, for the page and the JSON."""
     level = round(100 * (1 - params["alpha"]))
     note = {"method": params["ci"], "level": level, "unit": fitted.unit}

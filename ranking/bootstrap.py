@@ -24,7 +24,7 @@ swings wildly in some rounds then moves only its own interval, never everyone el
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -219,7 +219,9 @@ def half_statistics(pairs: Pairs, columns: np.ndarray) -> tuple[np.ndarray, np.n
 # --------------------------------------------------------------------------- solver
 
 
-def _half_loss(theta: np.ndarray, pairs: Pairs, total: np.ndarray, score: np.ndarray, prior):
+def _half_loss(
+    theta: np.ndarray, pairs: Pairs, total: np.ndarray, score: np.ndarray, prior: float
+) -> np.ndarray:
     """Penalised negative log-likelihood of each round (theta: rounds x K; total: P x rounds).
 
     sum over pairs of T log(2 cosh(d / 2)) - sum_i theta_i (s_i - t_i / 2) + prior |theta|^2 / 2,
@@ -229,7 +231,8 @@ def _half_loss(theta: np.ndarray, pairs: Pairs, total: np.ndarray, score: np.nda
     t = theta.T
     d = 0.5 * (t[pairs.lo] - t[pairs.hi])
     fit = (total * np.logaddexp(d, -d)).sum(axis=0)
-    return fit - (theta * score).sum(axis=1) + 0.5 * prior * (theta**2).sum(axis=1)
+    loss: np.ndarray = fit - (theta * score).sum(axis=1) + 0.5 * prior * (theta**2).sum(axis=1)
+    return loss
 
 
 def newton_half(
@@ -297,8 +300,10 @@ def _factor(hess: np.ndarray) -> np.ndarray:
 
 def _solve(factors: np.ndarray, grad: np.ndarray) -> np.ndarray:
     if factors.shape[-1] <= SMALL_K:
-        return np.einsum("rij,rj->ri", factors, grad)
-    return linalg.cho_solve((factors, True), grad[..., None])[..., 0]
+        step: np.ndarray = np.einsum("rij,rj->ri", factors, grad)
+        return step
+    step = linalg.cho_solve((factors, True), grad[..., None])[..., 0]
+    return step
 
 
 def _hessian(curvature: np.ndarray, pairs: Pairs, prior: float) -> np.ndarray:
@@ -313,7 +318,14 @@ def _hessian(curvature: np.ndarray, pairs: Pairs, prior: float) -> np.ndarray:
     return hess
 
 
-def _backtrack(theta, step, pairs: Pairs, total, score, prior) -> np.ndarray:
+def _backtrack(
+    theta: np.ndarray,
+    step: np.ndarray,
+    pairs: Pairs,
+    total: np.ndarray,
+    score: np.ndarray,
+    prior: float,
+) -> np.ndarray:
     """Per round, the step scale (1, 1/2, 1/4 ...) whose penalised loss is no worse."""
     loss = _half_loss(theta, pairs, total, score, prior)
     scale = np.ones(len(theta))
@@ -333,7 +345,7 @@ def bootstrap_thetas(
     rounds: int,
     seed: int,
     prior: float,
-    davidson_fit=None,
+    davidson_fit: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> np.ndarray:
     """Theta of each round (rounds x K). ``davidson_fit(wins, ties, theta0) -> theta`` fits a
     round under Davidson's tie model; None fits the half-tie model (batched)."""
@@ -387,7 +399,8 @@ def point_elo(theta: np.ndarray, anchor: int | None = None) -> np.ndarray:
     an anchor, 400 (theta - theta_anchor) / ln 10 + 1500 (the anchor sits at 1500)."""
     theta = np.asarray(theta, dtype=float)
     ref = theta[..., anchor, None] if anchor is not None else theta.mean(axis=-1, keepdims=True)
-    return ELO_SCALE * (theta - ref) + ELO_BASE
+    elo: np.ndarray = ELO_SCALE * (theta - ref) + ELO_BASE
+    return elo
 
 
 def round_elos(
@@ -405,7 +418,9 @@ def round_elos(
     if anchor is not None:
         return point_elo(thetas, anchor)
     offset = point_elo(theta_hat)[reference].mean()
-    return ELO_SCALE * (thetas - thetas[:, reference].mean(axis=1, keepdims=True)) + offset
+    elos: np.ndarray = ELO_SCALE * (thetas - thetas[:, reference].mean(axis=1, keepdims=True))
+    elos += offset
+    return elos
 
 
 def percentile_interval(draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -426,7 +441,8 @@ def monte_carlo_error(draws: np.ndarray, alpha: float) -> np.ndarray:
         d = math.sqrt(p * (1 - p) / b)
         lo, hi = np.percentile(draws, [100 * max(p - d, 0.0), 100 * min(p + d, 1.0)], axis=0)
         errors.append((hi - lo) / 2.0)
-    return np.maximum(*errors)
+    error: np.ndarray = np.maximum(*errors)
+    return error
 
 
 def rank_intervals(ci_low: np.ndarray, ci_high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

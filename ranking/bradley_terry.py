@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -57,6 +58,7 @@ OUTPUT_COLUMNS = [
 
 TieModel = Literal["half", "davidson"]
 CiMethod = Literal["fisher", "paper", "bootstrap"]
+StrengthWeights = Literal["none", "raw", "normalized"]
 
 
 class BradleyTerryWarning(UserWarning):
@@ -94,7 +96,7 @@ class _Encoded:
 def strength_weight(
     strength: np.ndarray | pd.Series | float,
     strength_max: np.ndarray | pd.Series | float,
-    scheme: Literal["none", "raw", "normalized"] = "normalized",
+    scheme: StrengthWeights = "normalized",
     *,
     winner: np.ndarray | pd.Series | None = None,
 ) -> np.ndarray:
@@ -163,7 +165,7 @@ def _encode_systems(comparisons: pd.DataFrame) -> tuple[pd.Index, np.ndarray, np
 def _encode_outcome(winner: pd.Series) -> np.ndarray:
     codes, uniques = _factorize(winner)
     lookup = np.array([WINNER_CODES.get(str(u), -1) for u in uniques] + [-1])
-    outcome = lookup[codes]  # code -1 (null) picks the trailing -1
+    outcome: np.ndarray = lookup[codes]  # code -1 (null) picks the trailing -1
     if (outcome < 0).any():
         bad = sorted({str(u) for u in uniques if str(u) not in WINNER_CODES} | {"null"})
         raise ValueError(f"winner must be 'a', 'b' or 'tie'; found {bad}")
@@ -189,7 +191,8 @@ def _encode(comparisons: pd.DataFrame) -> _Encoded:
 def _cells(enc: _Encoded) -> np.ndarray:
     """Flat index of each comparison's (system_a, system_b, outcome) cell."""
     k = len(enc.systems)
-    return (enc.a * k + enc.b) * 3 + enc.outcome
+    cells: np.ndarray = (enc.a * k + enc.b) * 3 + enc.outcome
+    return cells
 
 
 def _matrices_from_cells(cell_weights: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -233,14 +236,16 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def _log_sigmoid(x: np.ndarray) -> np.ndarray:
-    return -np.logaddexp(0.0, -x)
+    log_p: np.ndarray = -np.logaddexp(0.0, -x)
+    return log_p
 
 
 def _half_loss(theta: np.ndarray, wins: np.ndarray, prior: float) -> np.ndarray:
     """Penalised negative log-likelihood of the half-tie model; batched over leading axes."""
     diff = theta[..., :, None] - theta[..., None, :]
     nll = -(wins * _log_sigmoid(diff)).sum(axis=(-1, -2))
-    return nll + 0.5 * prior * (theta**2).sum(axis=-1)
+    loss: np.ndarray = nll + 0.5 * prior * (theta**2).sum(axis=-1)
+    return loss
 
 
 def _half_newton_step(theta: np.ndarray, wins: np.ndarray, prior: float) -> np.ndarray:
@@ -282,7 +287,9 @@ def _newton_half(
     return theta, max_iter
 
 
-def _davidson_terms(theta: np.ndarray, log_nu: float):
+def _davidson_terms(
+    theta: np.ndarray, log_nu: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     x = 0.5 * (theta[:, None] - theta[None, :])
     nu = math.exp(log_nu)
     denom = 2.0 * np.cosh(x) + nu
@@ -292,7 +299,9 @@ def _davidson_terms(theta: np.ndarray, log_nu: float):
     return x, denom, s, t, c
 
 
-def _davidson_loss(theta, log_nu, wins, ties, prior) -> float:
+def _davidson_loss(
+    theta: np.ndarray, log_nu: float, wins: np.ndarray, ties: np.ndarray, prior: float
+) -> float:
     x, denom, *_ = _davidson_terms(theta, log_nu)
     # Each unordered pair appears twice in the full matrices: halve the symmetric terms.
     ll = (
@@ -303,7 +312,9 @@ def _davidson_loss(theta, log_nu, wins, ties, prior) -> float:
     return float(-ll + 0.5 * prior * (theta**2).sum())
 
 
-def _davidson_grad_hess(theta, log_nu, wins, ties, prior):
+def _davidson_grad_hess(
+    theta: np.ndarray, log_nu: float, wins: np.ndarray, ties: np.ndarray, prior: float
+) -> tuple[np.ndarray, np.ndarray]:
     k = len(theta)
     _, _, s, t, c = _davidson_terms(theta, log_nu)
     total = wins + wins.T + ties
@@ -323,7 +334,12 @@ def _davidson_grad_hess(theta, log_nu, wins, ties, prior):
 
 
 def _newton_davidson(
-    wins, ties, theta0, prior, tol: float = 1e-10, max_iter: int = 200
+    wins: np.ndarray,
+    ties: np.ndarray,
+    theta0: np.ndarray,
+    prior: float,
+    tol: float = 1e-10,
+    max_iter: int = 200,
 ) -> tuple[np.ndarray, float, np.ndarray, int]:
     k = len(theta0)
     n_total = wins.sum() + ties.sum() / 2.0
@@ -360,7 +376,7 @@ def fit_matrix(
     tie_model: TieModel = "half",
     prior: float = DEFAULT_PRIOR,
     theta0: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, dict]:
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """Maximum (penalised) likelihood theta for a K x K matrix of weighted wins.
 
     ``wins[i, j]`` is the weight of i beating j. With ``tie_model="half"`` ties must
@@ -394,7 +410,7 @@ def fit_matrix(
 def _half_hessian(theta: np.ndarray, wins: np.ndarray, prior: float) -> np.ndarray:
     total = wins + wins.T
     p = _sigmoid(theta[:, None] - theta[None, :])
-    hess = -total * p * (1.0 - p)
+    hess: np.ndarray = -total * p * (1.0 - p)
     np.fill_diagonal(hess, 0.0)
     np.fill_diagonal(hess, -hess.sum(axis=1) + prior)
     return hess
@@ -425,7 +441,7 @@ def _check_graph(agg: Aggregate) -> None:
         _warn_separation(agg, strong, n_strong)
 
 
-def _names(systems) -> str:
+def _names(systems: Iterable[object]) -> str:
     """System names in words for a message: "a", "a and b", "a, b and c"."""
     names = [str(name) for name in systems]
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
@@ -583,7 +599,10 @@ def _anchor_index(systems: pd.Index, anchor: str | None) -> int | None:
         return None
     if anchor not in systems:
         raise ValueError(f"anchor {anchor!r} is not among the compared systems")
-    return int(systems.get_loc(anchor))
+    at = systems.get_loc(anchor)
+    if not isinstance(at, int):  # a unique index gives a position; systems are unique
+        raise ValueError(f"system {anchor!r} appears more than once")
+    return at
 
 
 def _elo_covariance(hess: np.ndarray, k: int, anchor_at: int | None) -> np.ndarray:
@@ -596,29 +615,45 @@ def _elo_covariance(hess: np.ndarray, k: int, anchor_at: int | None) -> np.ndarr
     return ELO_SCALE**2 * cov
 
 
-def _asymptotic_se(ci, covariance: np.ndarray | None, agg: Aggregate) -> np.ndarray:
+def _asymptotic_se(
+    ci: CiMethod | None, covariance: np.ndarray | None, agg: Aggregate
+) -> np.ndarray:
     if covariance is not None:
         return np.sqrt(np.clip(np.diag(covariance), 0.0, None))
     if ci == "paper":
-        return ELO_SCALE * np.sqrt(1.0 / np.maximum(agg.n, 1))
+        se: np.ndarray = ELO_SCALE * np.sqrt(1.0 / np.maximum(agg.n, 1))
+        return se
     return np.full(len(agg.systems), np.nan)
 
 
-def _bootstrap(enc, comparisons, theta, ties, rounds, seed, alpha, prior, anchor_at):
+def _bootstrap(
+    enc: _Encoded,
+    comparisons: pd.DataFrame,
+    theta: np.ndarray,
+    ties: TieModel,
+    rounds: int,
+    seed: int,
+    alpha: float,
+    prior: float,
+    anchor_at: int | None,
+) -> tuple[Fit, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
     column = next((c for c in ("cluster", "context") if c in comparisons.columns), None)
     clusters = None if column is None else comparisons[column].to_numpy()
     k = len(theta)
     design = bootstrap.design(
         enc.a, enc.b, enc.outcome, enc.weight, k, clusters=clusters, seed=seed
     )
-    davidson = None
-    if ties == "davidson":
 
-        def davidson(wins, tie_m, theta0):
-            return fit_matrix(wins, ties=tie_m, tie_model="davidson", prior=prior, theta0=theta0)[0]
+    def davidson(wins: np.ndarray, tie_m: np.ndarray, theta0: np.ndarray) -> np.ndarray:
+        return fit_matrix(wins, ties=tie_m, tie_model="davidson", prior=prior, theta0=theta0)[0]
 
     thetas = bootstrap.bootstrap_thetas(
-        design, theta, rounds=rounds, seed=seed, prior=prior, davidson_fit=davidson
+        design,
+        theta,
+        rounds=rounds,
+        seed=seed,
+        prior=prior,
+        davidson_fit=davidson if ties == "davidson" else None,
     )
     reference = bootstrap.reference_systems(design.clusters)
     draws = bootstrap.round_elos(thetas, theta, reference=reference, anchor=anchor_at)
@@ -651,7 +686,16 @@ def _warn_few_clusters(systems: pd.Index, clusters: np.ndarray) -> None:
         )
 
 
-def _result_frame(agg, theta, elo, se, low, high, info, extra) -> pd.DataFrame:
+def _result_frame(
+    agg: Aggregate,
+    theta: np.ndarray,
+    elo: np.ndarray,
+    se: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    info: dict[str, Any],
+    extra: dict[str, Any],
+) -> pd.DataFrame:
     # With davidson, agg.wins are strict wins: add half of the ties for the win share.
     credited = agg.wins if info.get("nu") is None else agg.wins + agg.ties / 2.0
     wins = credited.sum(axis=1)

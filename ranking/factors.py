@@ -16,6 +16,7 @@ z-scored per axis over the responses with a score on every axis, then:
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,7 +31,8 @@ def response_scores(judgments: pd.DataFrame) -> pd.DataFrame:
     """Per response (context, system): mean +1/0/-1 per axis and for the overall verdict."""
     columns = ["winner"] + [f"axis_{axis}" for axis in AXES if f"axis_{axis}" in judgments]
     values = {c: _scores(judgments[c]) for c in columns}
-    sums, counts = [], []
+    sums: list[pd.DataFrame] = []
+    counts: list[pd.DataFrame] = []
     for side, sign in (("a", 1.0), ("b", -1.0)):
         # Each side grouped on its own (a categorical system column stays integer codes).
         part = pd.DataFrame({c: sign * v for c, v in values.items()}, index=judgments.index)
@@ -43,9 +45,8 @@ def response_scores(judgments: pd.DataFrame) -> pd.DataFrame:
     n = counts[0].add(counts[1], fill_value=0.0)
     scores = total / n.where(n > 0)
     scores.index = pd.MultiIndex.from_tuples(scores.index, names=["context", "system"])
-    return scores.rename(columns=lambda c: c.removeprefix("axis_")).rename(
-        columns={"winner": "overall"}
-    )
+    named: pd.DataFrame = scores.rename(columns=lambda c: c.removeprefix("axis_"))
+    return named.rename(columns={"winner": "overall"})
 
 
 def _scores(column: pd.Series) -> np.ndarray:
@@ -65,7 +66,7 @@ def cronbach_alpha(items: pd.DataFrame | np.ndarray) -> float:
     return float(k / (k - 1) * (1.0 - data.var(axis=0, ddof=1).sum() / total))
 
 
-def factor_structure(judgments: pd.DataFrame) -> dict | None:
+def factor_structure(judgments: pd.DataFrame) -> dict[str, Any] | None:
     """The paper 9.11 summary, or None without enough responses marked on every axis."""
     scores = response_scores(judgments)
     axes = [axis for axis in AXES if axis in scores]

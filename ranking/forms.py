@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from django import forms
 
 from .models import JudgeFilter, Preset, SubsetFilter
+
+
+class Filters(TypedDict):
+    """A leaderboard's filter: who judged, which contexts, which analysis choices."""
+
+    judges: str
+    subset: str
+    preset: str
 
 
 class LeaderboardFilterForm(forms.Form):
@@ -14,7 +24,7 @@ class LeaderboardFilterForm(forms.Form):
     # Checked against the study's context fields by the view (they differ per study).
     by = forms.CharField(required=False, max_length=100, label="Split by")
 
-    def filters(self) -> dict[str, str]:
+    def filters(self) -> Filters:
         """The cleaned filters with defaults ("all", "default"); call after is_valid()."""
         return {
             "judges": self.cleaned_data.get("judges") or JudgeFilter.ALL,

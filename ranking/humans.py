@@ -25,7 +25,8 @@ Each writer is a system of their own in the main table. Under it, two derived ro
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Hashable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -76,7 +77,7 @@ def average_human_row(
     covariance: pd.DataFrame | None = None,
     alpha: float = 0.05,
     ci: str | None = "bootstrap",
-) -> dict | None:
+) -> dict[str, Any] | None:
     """The "Average human" row from the main fit (see the module doc).
 
     ``weights``: writer -> contexts written. The interval: the percentile interval of the
@@ -162,7 +163,9 @@ def _best(records: pd.DataFrame) -> pd.Series:
     return pd.Series(best["system"].to_numpy(), index=best["context"].to_numpy())
 
 
-def best_human_per_context(comparisons: pd.DataFrame, humans: Collection[str]) -> dict:
+def best_human_per_context(
+    comparisons: pd.DataFrame, humans: Collection[str]
+) -> dict[Hashable, Any]:
     """Context -> the human system with the best record in that context (all verdicts)."""
     return _best(_records(comparisons, humans)).to_dict()
 
@@ -226,7 +229,9 @@ def _keep_chosen(mixed: pd.DataFrame, humans: Collection[str], chosen: pd.Series
     return kept
 
 
-def align_row(derived: pd.DataFrame, main: pd.DataFrame, name: str, reference: list[str]) -> dict:
+def align_row(
+    derived: pd.DataFrame, main: pd.DataFrame, name: str, reference: list[str]
+) -> dict[str, Any]:
     """The derived system's row, shifted onto the main table's Elo scale: the shift makes the
     ``reference`` systems (the main fit's well-connected ones, or its anchor) that both fits
     share have the same mean Elo in both."""
@@ -237,6 +242,7 @@ def align_row(derived: pd.DataFrame, main: pd.DataFrame, name: str, reference: l
     if not shared:
         shift = 0.0
     row = derived.loc[name]
+    assert isinstance(row, pd.Series)  # the fit has one row per system
     return {
         "system": name,
         "elo": float(row["elo"]) + shift,
@@ -256,7 +262,7 @@ def best_human_row(
     *,
     reference: list[str],
     cross_fit: bool = True,
-) -> dict | None:
+) -> dict[str, Any] | None:
     """The "Best human (per context)" row: its comparisons fitted with ``fit`` and aligned."""
     if not len(humans) or comparisons.empty:
         return None
@@ -269,7 +275,8 @@ def best_human_row(
     joined = pd.concat([others, derived], ignore_index=True)
     for side in ("system_a", "system_b"):  # one category list on both sides: codes, no strings
         if isinstance(others[side].dtype, pd.CategoricalDtype):
-            categories = others[side].cat.categories.union(derived[side].astype(object).unique())
+            new = pd.Index(derived[side].astype(object).unique())
+            categories = others[side].cat.categories.union(new)
             joined[side] = pd.Categorical(joined[side].astype(object), categories=categories)
     table = fit(joined)
     if BEST not in table.index:

@@ -8,6 +8,7 @@ orientation with at least the columns ``item`` (the pair), ``judge``, ``judge_ki
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -78,7 +79,7 @@ def position_stats(judgments: pd.DataFrame) -> pd.DataFrame:
     return frame.sort_index()[COLUMNS[1:]]
 
 
-def leave_one_judge_out(judgments: pd.DataFrame, *, min_human: int = 2) -> list[dict]:
+def leave_one_judge_out(judgments: pd.DataFrame, *, min_human: int = 2) -> list[dict[str, Any]]:
     """Stability under judge subsampling (paper 9.9): with each LLM judge left out in turn,
     the human–LLM agreement (as :func:`ranking.agreement.human_llm_agreement`: strict
     majorities, at least ``min_human`` human verdicts, every LLM verdict a vote) and the
@@ -109,21 +110,21 @@ def leave_one_judge_out(judgments: pd.DataFrame, *, min_human: int = 2) -> list[
     return rows
 
 
-def _vote_counts(votes: pd.DataFrame, items: pd.Index, judges: list) -> np.ndarray:
+def _vote_counts(votes: pd.DataFrame, items: pd.Index, judges: list[Any]) -> np.ndarray:
     """judges x items x (a, tie, b) counts of LLM votes."""
     from .agreement import CATEGORIES
 
     out = np.zeros((len(judges), len(items), 3))
     if votes.empty:
         return out
-    j = pd.Index(judges).get_indexer(votes["judge"].astype(object))
-    i = items.get_indexer(votes["item"])
-    c = pd.Index(CATEGORIES).get_indexer(votes["value"].astype(object))
+    j = pd.Index(judges).get_indexer(pd.Index(votes["judge"].astype(object)))
+    i = items.get_indexer(pd.Index(votes["item"]))
+    c = pd.Index(CATEGORIES).get_indexer(pd.Index(votes["value"].astype(object)))
     np.add.at(out, (j, i, c), 1.0)
     return out
 
 
-def _majority_match(counts: np.ndarray, human: np.ndarray) -> dict:
+def _majority_match(counts: np.ndarray, human: np.ndarray) -> dict[str, Any]:
     """Share of items whose strict-plurality LLM verdict (counts: items x a/tie/b) matches
     the human majority, over items that have one."""
     from .agreement import CATEGORIES
@@ -137,7 +138,9 @@ def _majority_match(counts: np.ndarray, human: np.ndarray) -> dict:
     return {"human_llm_agreement": round(rate, 4), "n": int(strict.sum())}
 
 
-def _elo_without(llm_frame: pd.DataFrame, judges: list) -> Callable[[str | None], dict]:
+def _elo_without(
+    llm_frame: pd.DataFrame, judges: list[Any]
+) -> Callable[[str | None], dict[str, Any]]:
     """A function: left-out judge -> the LLM-only Elo table without that judge's verdicts."""
     from . import bradley_terry
 
@@ -166,7 +169,7 @@ def _elo_without(llm_frame: pd.DataFrame, judges: list) -> Callable[[str | None]
     np.add.at(counts, (judge, enc.a), 1.0)
     np.add.at(counts, (judge, enc.b), 1.0)
 
-    def elo(left_out: str | None) -> dict:
+    def elo(left_out: str | None) -> dict[str, Any]:
         drop = judges.index(left_out) if left_out is not None else None
         cell = cells.sum(axis=0) - (cells[drop] if drop is not None else 0.0)
         seen = counts.sum(axis=0) - (counts[drop] if drop is not None else 0.0) > 0
@@ -184,7 +187,7 @@ def _elo_without(llm_frame: pd.DataFrame, judges: list) -> Callable[[str | None]
 # --------------------------------------------------------------------------- page sections
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     if isinstance(value, float | np.floating):
         return None if np.isnan(value) else round(float(value), 4)
     if isinstance(value, np.integer):
@@ -192,7 +195,7 @@ def _plain(value):
     return value
 
 
-def llm_judge_section(judgments: pd.DataFrame, *, games: str) -> dict:
+def llm_judge_section(judgments: pd.DataFrame, *, games: str) -> dict[str, Any]:
     """For the leaderboard: how LLM games are counted, and each judge's position statistics."""
     stats = position_stats(judgments)
     rows = [
@@ -202,6 +205,6 @@ def llm_judge_section(judgments: pd.DataFrame, *, games: str) -> dict:
     return {"games": games, "position": rows}
 
 
-def subsampling_section(judgments: pd.DataFrame, *, min_human: int = 2) -> list[dict]:
+def subsampling_section(judgments: pd.DataFrame, *, min_human: int = 2) -> list[dict[str, Any]]:
     """For the agreement table: agreement and LLM Elo with each LLM judge left out in turn."""
     return leave_one_judge_out(judgments, min_human=min_human)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 from django.db.models import Q
 
@@ -119,5 +121,5 @@ class LeaderboardSnapshot(models.Model):
         )
 
     @property
-    def top_systems(self) -> list[dict]:
+    def top_systems(self) -> list[dict[str, Any]]:
         return list(self.result.get("systems", []))[:3]

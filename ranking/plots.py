@@ -11,10 +11,13 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Callable
+from typing import Any
 
 import matplotlib
-from matplotlib.colors import LinearSegmentedColormap
+from matplotlib.axes import Axes
+from matplotlib.colors import Colormap, LinearSegmentedColormap
 from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 
 AXES = ("H", "E", "A", "R", "T")
 FORMATS = {"svg": "image/svg+xml", "png": "image/png"}
@@ -43,7 +46,7 @@ def _rows_height(n: int) -> float:
     return max(2.5, 0.9 + 0.32 * n)
 
 
-def forest(result: dict) -> Figure:
+def forest(result: dict[str, Any]) -> Figure:
     """Elo with its confidence interval per system, best at the top."""
     systems = result.get("systems", [])
     fig = _figure(7.5, _rows_height(len(systems)))
@@ -68,14 +71,14 @@ def forest(result: dict) -> Figure:
 
 
 def _heatmap(
-    ax,
+    ax: Axes,
     values: list[list[float | None]],
-    cmap,
+    cmap: str | Colormap,
     vmin: float,
     vmax: float,
     fmt: Callable[[float], str],
     light_text: Callable[[float], bool],
-):
+) -> AxesImage:
     """Annotated heatmap; `light_text(share)` says where the cell is dark enough for white."""
     data = [[math.nan if v is None else v for v in row] for row in values]
     image = ax.imshow(data, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
@@ -95,7 +98,7 @@ def _heatmap(
     return image
 
 
-def axes_heatmap(result: dict) -> Figure:
+def axes_heatmap(result: dict[str, Any]) -> Figure:
     """Figure 4: per-axis win rates (H/E/A/R/T) and overall, systems sorted by Elo."""
     systems = result.get("systems", [])
     fig = _figure(7.5, _rows_height(len(systems)))
@@ -117,7 +120,7 @@ def axes_heatmap(result: dict) -> Figure:
     return fig
 
 
-def axes_percentile(result: dict) -> Figure:
+def axes_percentile(result: dict[str, Any]) -> Figure:
     """Figure 4's view: each system's percentile on H/E/A/R/T from the per-axis
     Bradley–Terry fits, darker = higher; overall Elo in brackets, systems by Elo."""
     section = result.get("axis_fits") or {}
@@ -142,7 +145,7 @@ def axes_percentile(result: dict) -> Figure:
     return fig
 
 
-def win_matrix(result: dict) -> Figure:
+def win_matrix(result: dict[str, Any]) -> Figure:
     """Share of comparisons the row system won against the column system (ties half)."""
     matrix = result.get("win_matrix") or {}
     names = matrix.get("systems", [])
@@ -167,7 +170,7 @@ def win_matrix(result: dict) -> Figure:
     return fig
 
 
-def predicted_matrix(result: dict) -> Figure:
+def predicted_matrix(result: dict[str, Any]) -> Figure:
     """The Bradley–Terry predicted probability that the row system beats the column system."""
     matrix = result.get("win_matrix") or {}
     names = matrix.get("systems", [])
@@ -192,7 +195,7 @@ def predicted_matrix(result: dict) -> Figure:
     return fig
 
 
-def strategies(result: dict) -> Figure:
+def strategies(result: dict[str, Any]) -> Figure:
     """Figure 6: strategy usage (%) per family, strategies sorted by overall usage."""
     section = result.get("strategies") or {}
     families, names = section.get("families", []), section.get("strategies", [])
@@ -216,7 +219,7 @@ def strategies(result: dict) -> Figure:
     return fig
 
 
-def elo_vs_ttft(result: dict) -> Figure:
+def elo_vs_ttft(result: dict[str, Any]) -> Figure:
     """Figure 5: Elo against median time to first token (log scale), field mean dashed."""
     points = [row for row in result.get("systems", []) if row.get("ttft_ms")]
     fig = _figure(7.0, 4.5)
@@ -252,7 +255,7 @@ def elo_vs_ttft(result: dict) -> Figure:
     return fig
 
 
-PLOTS: dict[str, tuple[Callable[[dict], Figure], str]] = {
+PLOTS: dict[str, tuple[Callable[[dict[str, Any]], Figure], str]] = {
     "forest": (forest, "Forest plot of Elo ratings with 95% confidence intervals"),
     "axes": (axes_heatmap, "Heatmap of win rates per HEART axis and overall"),
     "axes-percentile": (
@@ -269,7 +272,7 @@ PLOTS: dict[str, tuple[Callable[[dict], Figure], str]] = {
 }
 
 
-def render(name: str, result: dict, fmt: str) -> bytes:
+def render(name: str, result: dict[str, Any], fmt: str) -> bytes:
     """Draw plot `name` for `result` and encode it as `fmt` ("svg" or "png")."""
     draw, _ = PLOTS[name]
     fig = draw(result)

@@ -50,7 +50,7 @@ def system_attributes(systems: pd.DataFrame, completions: pd.DataFrame) -> pd.Da
     return frame
 
 
-def family_label(kind: str, family: str, system: str, aliases: dict | None = None) -> str:
+def family_label(kind: str, family: str, system: str, aliases: dict[str, Any] | None = None) -> str:
     """Strategy-analysis group: all human writers together, models by canonical family
     (Figure 6; "openai" and "gpt" are one family, see completions.families)."""
     if kind in ("human", "dataset"):
@@ -58,7 +58,7 @@ def family_label(kind: str, family: str, system: str, aliases: dict | None = Non
     return canonical_family(family, aliases) or system
 
 
-def add_axes(leaderboard: list[dict], judgments: pd.DataFrame) -> pd.DataFrame:
+def add_axes(leaderboard: list[dict[str, Any]], judgments: pd.DataFrame) -> pd.DataFrame:
     """Per-axis and overall win rates (unweighted, ties half) written into each row.
 
     `win_rate` becomes the raw share of comparisons won, as the paper's "overall win
@@ -86,7 +86,7 @@ def predicted_matrix(theta: pd.Series, order: list[str]) -> list[list[float | No
     return [[_num(v) for v in row] for row in probability]
 
 
-def win_matrix(comparisons: pd.DataFrame, order: list[str]) -> dict:
+def win_matrix(comparisons: pd.DataFrame, order: list[str]) -> dict[str, Any]:
     """rates[i][j]: share of i-vs-j comparisons that i won (ties half, unweighted)."""
     index = {name: i for i, name in enumerate(order)}
     k = len(order)
@@ -108,7 +108,7 @@ def win_matrix(comparisons: pd.DataFrame, order: list[str]) -> dict:
     }
 
 
-def head_to_head(comparisons: pd.DataFrame, attributes: pd.DataFrame) -> dict:
+def head_to_head(comparisons: pd.DataFrame, attributes: pd.DataFrame) -> dict[str, Any]:
     """Human-vs-model shares overall and per model system (paper 4.5)."""
     kinds = attributes["kind"]
     kind_a = comparisons["system_a"].map(kinds)
@@ -125,11 +125,13 @@ def head_to_head(comparisons: pd.DataFrame, attributes: pd.DataFrame) -> dict:
     return {"overall": _shares(overall), "per_model": per_model}
 
 
-def _shares(shares: dict) -> dict:
+def _shares(shares: dict[str, Any]) -> dict[str, Any]:
     return {key: int(value) if key == "n" else _num(value) for key, value in shares.items()}
 
 
-def strategy_section(completions: pd.DataFrame, aliases: dict | None = None) -> dict:
+def strategy_section(
+    completions: pd.DataFrame, aliases: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Strategy usage per family with SD, range and entropy (Figure 6, paper 4.8).
 
     One taxonomy per table, never mixed: the paper's 15 strategies (9.10) over the completions
@@ -152,7 +154,7 @@ def strategy_section(completions: pd.DataFrame, aliases: dict | None = None) -> 
     return section
 
 
-def _usage_table(labels: pd.DataFrame, strategies: list[str]) -> dict:
+def _usage_table(labels: pd.DataFrame, strategies: list[str]) -> dict[str, Any]:
     if labels.empty or labels["strategy"].isna().all():
         return {"families": [], "strategies": [], "usage": [], "spread": {}}
     usage, spread = analysis.strategy_usage(labels, strategies)
@@ -169,12 +171,14 @@ def _usage_table(labels: pd.DataFrame, strategies: list[str]) -> dict:
     }
 
 
-def _strategy_labels(completions: pd.DataFrame, aliases: dict | None = None) -> pd.DataFrame:
+def _strategy_labels(
+    completions: pd.DataFrame, aliases: dict[str, Any] | None = None
+) -> pd.DataFrame:
     """One row per (completion, strategy) with the completion's taxonomy: "paper" when any of
     its labels is one of the 15 (or it has none), else "other"."""
     known = set(analysis.STRATEGIES)
     families = canonical_families(completions["family"].fillna("").unique(), aliases)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for item in completions.itertuples(index=False):
         if not isinstance(item.strategies, list):
             continue  # not labelled at all: left out of the denominators too
@@ -199,8 +203,8 @@ def _strategy_labels(completions: pd.DataFrame, aliases: dict | None = None) -> 
 
 
 def correlation_section(
-    leaderboard: list[dict], attributes: pd.DataFrame, alpha: float
-) -> list[dict]:
+    leaderboard: list[dict[str, Any]], attributes: pd.DataFrame, alpha: float
+) -> list[dict[str, Any]]:
     """Elo / win rate vs log TTFT and vs external score; BH across the whole family."""
     if not leaderboard:
         return []
@@ -235,12 +239,12 @@ def analysis_sections(
     comparisons: pd.DataFrame,
     systems: pd.DataFrame,
     completions: pd.DataFrame,
-    leaderboard: list[dict],
-    params: dict,
-    split: dict | None,
+    leaderboard: list[dict[str, Any]],
+    params: dict[str, Any],
+    split: dict[str, Any] | None,
     theta: pd.Series | None = None,
-    aliases: dict | None = None,
-) -> dict:
+    aliases: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Everything the leaderboard page shows beside the Elo table."""
     attributes = system_attributes(systems, completions)
     add_axes(leaderboard, judgments)
@@ -249,11 +253,11 @@ def analysis_sections(
             row["ttft_ms"] = _num(attributes.loc[row["system"], "ttft_ms"], 1)
             row["external_score"] = _num(attributes.loc[row["system"], "external_score"], 3)
     order = [row["system"] for row in leaderboard]
-    matrix = {"systems": [], "rates": [], "n": [], "predicted": []}
+    matrix: dict[str, Any] = {"systems": [], "rates": [], "n": [], "predicted": []}
     if order:
         matrix = win_matrix(comparisons, order)
         matrix["predicted"] = predicted_matrix(theta, order) if theta is not None else None
-    sections = {
+    sections: dict[str, Any] = {
         "win_matrix": matrix,
         "head_to_head": head_to_head(comparisons, attributes),
         "strategies": strategy_section(completions, aliases),
@@ -272,9 +276,9 @@ def safe_agreement(
     n_boot: int = 1000,
     seed: int = 0,
     min_human: int = 2,
-    aliases: dict | None = None,
+    aliases: dict[str, Any] | None = None,
     raw: pd.DataFrame | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """agreement.agreement_summary on the loaded (counted) frame, strengths as floats; the
     position bias from ``raw`` (every verdict as judged, with the order shown) when given."""
     frame = judgments.assign(
@@ -299,7 +303,9 @@ def safe_agreement(
     return summary
 
 
-def _agreement_extras(frame: pd.DataFrame, *, min_human: int, aliases: dict | None) -> dict:
+def _agreement_extras(
+    frame: pd.DataFrame, *, min_human: int, aliases: dict[str, Any] | None
+) -> dict[str, Any]:
     """Paper 4.4 beside the summary: agreement between judge families (GPT-Claude...; family
     names through the alias table, so "openai" and "gpt" are one family) and each LLM judge's
     agreement with the human majority, every verdict counted (no interval: a quick look)."""
@@ -321,7 +327,7 @@ def _agreement_extras(frame: pd.DataFrame, *, min_human: int, aliases: dict | No
     }
 
 
-def axis_fits(judgments: pd.DataFrame, order: list[str], params: dict) -> dict:
+def axis_fits(judgments: pd.DataFrame, order: list[str], params: dict[str, Any]) -> dict[str, Any]:
     """Figure 4 as the paper means it: a Bradley–Terry fit per HEART axis from the axis marks
     (unweighted: a mark has no strength scale), with the leaderboard's CI method, and each
     system's percentile among the systems on that axis.
@@ -356,6 +362,7 @@ def axis_fits(judgments: pd.DataFrame, order: list[str], params: dict) -> dict:
         for axis, table in fits.items():
             if name in table.index:
                 row = table.loc[name]
+                assert isinstance(row, pd.Series)  # the fit has one row per system
                 cells[axis] = {
                     "elo": _num(row["elo"], 1),
                     "ci_low": _num(row["ci_low"], 1),

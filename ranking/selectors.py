@@ -6,6 +6,8 @@ pairs, systems or raters beyond the rows themselves.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 from django.db.models import (
     BooleanField,
@@ -18,6 +20,7 @@ from django.db.models import (
     Sum,
     Value,
 )
+from django.db.models.expressions import Combinable
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
@@ -56,7 +59,9 @@ def _excluded_expression() -> Coalesce:
     )
 
 
-def judgments_queryset(study: Study, *, judges: str = "all", subset: str = "all") -> QuerySet:
+def judgments_queryset(
+    study: Study, *, judges: str = "all", subset: str = "all"
+) -> QuerySet[Judgment]:
     """Judgments that count: real pairs (no quality checks) by judges who are not excluded."""
     qs = (
         Judgment.objects.filter(study=study, pair__isnull=False, quality_check=False)
@@ -188,6 +193,7 @@ def completions_frame(study: Study, *, label_set: int | None = None) -> pd.DataF
     completion it did not label), else from the completion's own metadata (ESConv's
     annotation or imported labels). Still one query.
     """
+    strategies: Combinable
     if label_set is None:
         strategies = F("metadata__strategies")
     else:
@@ -214,7 +220,7 @@ def completions_frame(study: Study, *, label_set: int | None = None) -> pd.DataF
     return pd.DataFrame.from_records(list(rows), columns=columns)
 
 
-def judgments_state(study: Study) -> dict:
+def judgments_state(study: Study) -> dict[str, Any]:
     """Cheap fingerprint of a study's inputs (pages compare it with their snapshot's): the
     last judgment id, the number and id-sum of excluded raters (so a flag or an override
     changes it), the strategy label set the analyses use and the analysis settings.
@@ -226,8 +232,8 @@ def judgments_state(study: Study) -> dict:
     state = Judgment.objects.filter(study=study).aggregate(last=Max("id"))
     excluded = (
         Rater.objects.filter(study=study)
-        .alias(excluded=Coalesce("exclusion_override", "flagged", output_field=BooleanField()))
-        .filter(excluded=True)
+        .alias(is_excluded=Coalesce("exclusion_override", "flagged", output_field=BooleanField()))
+        .filter(is_excluded=True)
         .aggregate(n=Count("id"), ids=Sum("id"))
     )
     return {
@@ -240,7 +246,7 @@ def judgments_state(study: Study) -> dict:
     }
 
 
-def analysis_settings(study: Study) -> dict:
+def analysis_settings(study: Study) -> dict[str, Any]:
     return {
         "human_majority_min": study.human_majority_min,
         "human_weight_share": study.human_weight_share,

@@ -25,7 +25,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -82,10 +82,12 @@ class StudyData:
     completions: pd.DataFrame
     raw: pd.DataFrame | None = None  # every verdict as judged (position statistics read these)
     n_excluded_raters: int = 0
-    state: dict = field(default_factory=dict)
-    labels: dict = field(default_factory=dict)  # which strategy labels `completions` carries
+    state: dict[str, Any] = field(default_factory=dict)
+    labels: dict[str, Any] = field(
+        default_factory=dict
+    )  # which strategy labels `completions` carries
     rule: verdicts.VerdictRule = field(default_factory=verdicts.VerdictRule)
-    aliases: dict = field(default_factory=dict)
+    aliases: dict[str, Any] = field(default_factory=dict)
     anchor: str | None = None
     style_features: list[str] = field(default_factory=list)
     pair_texts: pd.DataFrame | None = None  # per pair, its two texts (style features read them)
@@ -104,13 +106,13 @@ class StudyData:
 def verdict_rule(study: Study) -> verdicts.VerdictRule:
     """The study's rule for which verdicts count (its analysis settings)."""
     return verdicts.VerdictRule(
-        llm_games=study.llm_games,
+        llm_games=cast(verdicts.LlmGames, study.llm_games),  # VerdictRule checks the value
         human_min_verdicts=study.human_majority_min,
         human_share=study.human_weight_share,
     )
 
 
-def study_data_load(study: Study, *, state: dict | None = None) -> StudyData:
+def study_data_load(study: Study, *, state: dict[str, Any] | None = None) -> StudyData:
     """Seven queries whatever the study's size (four with a known `state`).
 
     Strategy labels: the latest finished label set (an LLM label run or imported labels),
@@ -153,8 +155,8 @@ def params_resolve(preset: str = "default", **overrides: Any) -> dict[str, Any]:
 
 
 def leaderboard_from_data(
-    data: StudyData, *, study: Study, judges: str, subset: str, params: dict
-) -> dict:
+    data: StudyData, *, study: Study, judges: str, subset: str, params: dict[str, Any]
+) -> dict[str, Any]:
     """The leaderboard JSON (contract shape plus human rows and sections) for one filter."""
     params = _with_study_settings(data, params)
     judgments = data.select(judges=judges, subset=subset)
@@ -204,10 +206,11 @@ def leaderboard_from_data(
         result["llm_judges"]["length_audit"] = style_board.length_audit(
             data.select(subset=subset), pair_texts=data.pair_texts, params=params
         )
-    return _json_safe(result)
+    safe: dict[str, Any] = _json_safe(result)
+    return safe
 
 
-def _with_study_settings(data: StudyData, params: dict) -> dict:
+def _with_study_settings(data: StudyData, params: dict[str, Any]) -> dict[str, Any]:
     """``params`` with the study's anchor and style features where the caller set none (an
     explicit empty style list turns style control off)."""
     params = dict(params)
@@ -242,7 +245,7 @@ def leaderboard_compute(
     data: StudyData | None = None,
     preset: str = "default",
     **overrides: Any,
-) -> dict:
+) -> dict[str, Any]:
     """Fit the study's leaderboard for one judge kind and context subset (no storage)."""
     data = data or study_data_load(study)
     return leaderboard_from_data(
@@ -250,7 +253,9 @@ def leaderboard_compute(
     )
 
 
-def agreement_compute(study: Study, *, data: StudyData | None = None, subset: str = "all") -> dict:
+def agreement_compute(
+    study: Study, *, data: StudyData | None = None, subset: str = "all"
+) -> dict[str, Any]:
     """Inter-rater and human–LLM agreement over the study's counted judgments."""
     data = data or study_data_load(study)
     judgments = data.select(subset=subset)
@@ -271,7 +276,8 @@ def agreement_compute(study: Study, *, data: StudyData | None = None, subset: st
     summary["judge_subsampling"] = llm_judges.subsampling_section(
         judgments, min_human=data.rule.human_min_verdicts
     )
-    return _json_safe(summary)
+    safe: dict[str, Any] = _json_safe(summary)
+    return safe
 
 
 # --------------------------------------------------------------------------- categories
@@ -332,7 +338,7 @@ def leaderboard_by(
 # --------------------------------------------------------------------------- snapshots
 
 
-def _fingerprint(data: StudyData, judges: str, subset: str, params: dict) -> str:
+def _fingerprint(data: StudyData, judges: str, subset: str, params: dict[str, Any]) -> str:
     digest = hashlib.sha256()
     ids = data.select(judges=judges, subset=subset)["id"].to_numpy(dtype=np.int64)
     digest.update(np.sort(ids).tobytes())
@@ -344,7 +350,7 @@ def _fingerprint(data: StudyData, judges: str, subset: str, params: dict) -> str
     return digest.hexdigest()
 
 
-def _board_params(data: StudyData, preset: str, params: dict | None) -> dict:
+def _board_params(data: StudyData, preset: str, params: dict[str, Any] | None) -> dict[str, Any]:
     return _with_study_settings(data, params or params_resolve(preset))
 
 
@@ -356,8 +362,8 @@ def snapshot_create(
     preset: str = Preset.DEFAULT,
     trigger: str = RefitTrigger.COMMAND,
     data: StudyData | None = None,
-    agreement: dict | None = None,
-    params: dict | None = None,
+    agreement: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
 ) -> LeaderboardSnapshot:
     """Fit and store one snapshot; a refit over unchanged inputs returns the stored row."""
     data = data or study_data_load(study)
@@ -393,7 +399,9 @@ def snapshot_create(
         return LeaderboardSnapshot.objects.get(**keys, fingerprint=fingerprint)
 
 
-def _snapshot_confirmed(study, judges, subset, preset, fingerprint, state):
+def _snapshot_confirmed(
+    study: Study, judges: str, subset: str, preset: str, fingerprint: str, state: dict[str, Any]
+) -> LeaderboardSnapshot | None:
     """The snapshot of these exact inputs, if stored, marked current for ``state`` (a new
     quality-check verdict changes the state, not the inputs: nothing is refitted for it)."""
     existing = LeaderboardSnapshot.objects.filter(
@@ -407,14 +415,14 @@ def _snapshot_confirmed(study, judges, subset, preset, fingerprint, state):
 
 
 def snapshot_refit_study(
-    *, study_id: int, trigger: str, boards: list | None = None
+    *, study_id: int, trigger: str, boards: list[Any] | None = None
 ) -> list[LeaderboardSnapshot]:
     """Refit a study's boards (default: human, LLM and all judges, all contexts, the default
     preset) from one load, agreement computed once per context subset. Unchanged inputs
     store nothing new."""
     study = Study.objects.get(pk=study_id)
     data = study_data_load(study)
-    agreements: dict[str, dict] = {}
+    agreements: dict[str, dict[str, Any]] = {}
     snapshots = []
     for judges, subset, preset in [tuple(b) for b in boards or FULL_REFIT]:
         params = _board_params(data, preset, None)
@@ -442,7 +450,7 @@ def snapshot_refit_study(
 # --------------------------------------------------------------------------- background refits
 
 
-def refit_pending(study: Study) -> dict | None:
+def refit_pending(study: Study) -> dict[str, Any] | None:
     """The study's queued or running refits: {"since": ISO time, "boards": [...]}, or None.
 
     A queued job older than REFIT_PENDING_SECONDS no longer counts (its task was lost: the next
@@ -457,7 +465,7 @@ def refit_pending(study: Study) -> dict | None:
     )
     if not jobs:
         return None
-    boards: list = []
+    boards: list[Any] = []
     for _created, job_boards in jobs:
         boards += [b for b in (job_boards or full_refit_boards()) if b not in boards]
     return {"since": jobs[0][0].isoformat(), "boards": boards}
@@ -467,7 +475,7 @@ def snapshot_request_refit(
     *,
     study: Study,
     trigger: str = RefitTrigger.MANUAL,
-    boards: list | None = None,
+    boards: list[Any] | None = None,
     read_after: bool = False,
 ) -> bool:
     """Queue a background refit (a `RefitJob`) once the surrounding transaction commits, unless
@@ -493,7 +501,7 @@ def snapshot_request_refit(
     return True
 
 
-def refit_job_create(*, study_id: int, trigger: str, boards: list | None = None) -> RefitJob:
+def refit_job_create(*, study_id: int, trigger: str, boards: list[Any] | None = None) -> RefitJob:
     return RefitJob.objects.create(study_id=study_id, trigger=trigger, boards=boards or [])
 
 
@@ -522,7 +530,7 @@ def refit_job_run(*, job_id: int) -> list[int] | None:
     return ids
 
 
-def _refit_finish(job_id: int, status: str, **fields) -> None:
+def _refit_finish(job_id: int, status: str, **fields: Any) -> None:
     RefitJob.objects.filter(pk=job_id).update(
         status=status, finished_at=timezone.now(), lease_until=None, **fields
     )
@@ -542,9 +550,9 @@ def refit_jobs_resume() -> list[int]:
 # --------------------------------------------------------------------------- reading
 
 
-def snapshot_is_current(snapshot: LeaderboardSnapshot, state: dict) -> bool:
+def snapshot_is_current(snapshot: LeaderboardSnapshot, state: dict[str, Any]) -> bool:
     """Whether a snapshot was fitted on the inputs ``state`` describes (judgments_state)."""
-    return snapshot.params.get("state") == _json_safe(state)
+    return bool(snapshot.params.get("state") == _json_safe(state))
 
 
 def leaderboard_current(
@@ -553,8 +561,8 @@ def leaderboard_current(
     judges: str = "all",
     subset: str = "all",
     preset: str = "default",
-    state: dict | None = None,
-) -> dict:
+    state: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """What the pages and the API show: the latest stored snapshot for the filter, never a fit
     in the request. When its inputs are out of date (or there is none yet) a background refit
     is queued and the result says so: ``status`` "current", "updating" or "computing",
@@ -617,7 +625,15 @@ def _refitted_recently(snapshot: LeaderboardSnapshot | None) -> bool:
     return (timezone.now() - snapshot.created_at).total_seconds() < REFIT_MIN_SECONDS
 
 
-def _served(study, snapshot, current: bool, *, judges: str, subset: str, preset: str) -> dict:
+def _served(
+    study: Study,
+    snapshot: LeaderboardSnapshot | None,
+    current: bool,
+    *,
+    judges: str,
+    subset: str,
+    preset: str,
+) -> dict[str, Any]:
     pending = refit_pending(study)
     if snapshot is None:
         result = _placeholder(study, judges=judges, subset=subset, preset=preset)
@@ -637,7 +653,7 @@ def _served(study, snapshot, current: bool, *, judges: str, subset: str, preset:
     return result
 
 
-def _placeholder(study: Study, *, judges: str, subset: str, preset: str) -> dict:
+def _placeholder(study: Study, *, judges: str, subset: str, preset: str) -> dict[str, Any]:
     """The shape of a result before the first snapshot exists (nothing to show yet)."""
     return {
         "study": study.slug,
@@ -671,7 +687,7 @@ def leaderboard_plot(
     if result["cache_key"] is None:
         return plots.render(name, result, fmt)
     key = f"ranking:{result['cache_key']}:plot:{name}.{fmt}"
-    image = cache.get(key)
+    image: bytes | None = cache.get(key)
     if image is None:
         image = plots.render(name, result, fmt)
         cache.set(key, image, CACHE_SECONDS)
@@ -681,7 +697,7 @@ def leaderboard_plot(
 # --------------------------------------------------------------------------- strategies
 
 
-def strategy_analysis(study: Study, *, labels: str = "auto") -> dict:
+def strategy_analysis(study: Study, *, labels: str = "auto") -> dict[str, Any]:
     """Strategy usage per family with SD, range, entropy, coverage and per-item unique count
     (Figure 6, paper 4.8 and 9.10) from the chosen labels; says which labels it used.
 
@@ -692,7 +708,7 @@ def strategy_analysis(study: Study, *, labels: str = "auto") -> dict:
     completions = selectors.completions_frame(study, label_set=source.label_set)
     section = report_strategy_section(completions, aliases_merged(study.family_aliases))
     labelled = int(completions["strategies"].map(lambda v: isinstance(v, list)).sum())
-    return _json_safe(
+    analysis: dict[str, Any] = _json_safe(
         {
             "study": study.slug,
             "labels": source.as_dict(),
@@ -701,3 +717,4 @@ def strategy_analysis(study: Study, *, labels: str = "auto") -> dict:
             "strategies": dict(section, source=source.as_dict()),
         }
     )
+    return analysis

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from completions import strategies
 from completions.access import access_study_for_admin, study_admin_required
+from completions.models import Study
 from labelling import selectors as label_selectors
 from labelling.models import LabelSet
 
 from . import plots, services
 
 
-def _analysis(request: HttpRequest, study) -> dict | None:
+def _analysis(request: HttpRequest, study: Study) -> dict[str, Any] | None:
     choice = request.GET.get("labels") or label_selectors.AUTO
     if choice not in (label_selectors.AUTO, label_selectors.METADATA) and not choice.isdigit():
         return None

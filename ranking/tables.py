@@ -5,13 +5,14 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from completions.csv_safe import safe_row
 
 AXES = ("H", "E", "A", "R", "T")
 
 
-def leaderboard_rows(result: dict) -> Iterable[list]:
+def leaderboard_rows(result: dict[str, Any]) -> Iterable[list[Any]]:
     yield [
         "rank",
         "system",
@@ -49,7 +50,7 @@ def leaderboard_rows(result: dict) -> Iterable[list]:
         ]
 
 
-def human_rows(result: dict) -> Iterable[list]:
+def human_rows(result: dict[str, Any]) -> Iterable[list[Any]]:
     """The derived human rows (Best human, Average human) with what each one means."""
     yield ["system", "elo", "ci_low", "ci_high", "win_rate", "n", "note"]
     for row in result.get("human_rows", []):
@@ -64,7 +65,7 @@ def human_rows(result: dict) -> Iterable[list]:
         ]
 
 
-def win_matrix_rows(result: dict) -> Iterable[list]:
+def win_matrix_rows(result: dict[str, Any]) -> Iterable[list[Any]]:
     """Every ordered pair of systems: the observed win rate (ties half) with its count, and
     the Bradley–Terry predicted probability (also for pairs never compared)."""
     matrix = result.get("win_matrix") or {"systems": [], "rates": [], "n": []}
@@ -82,7 +83,7 @@ def win_matrix_rows(result: dict) -> Iterable[list]:
                 ]
 
 
-def head_to_head_rows(result: dict) -> Iterable[list]:
+def head_to_head_rows(result: dict[str, Any]) -> Iterable[list[Any]]:
     section = result.get("head_to_head") or {}
     yield ["model", "model_preferred", "human_preferred", "tie", "n"]
     overall = section.get("overall") or {}
@@ -104,7 +105,7 @@ def head_to_head_rows(result: dict) -> Iterable[list]:
         ]
 
 
-def strategy_rows(result: dict) -> Iterable[list]:
+def strategy_rows(result: dict[str, Any]) -> Iterable[list[Any]]:
     section = result.get("strategies") or {}
     families = section.get("families", [])
     yield ["strategy", *families]
@@ -115,7 +116,7 @@ def strategy_rows(result: dict) -> Iterable[list]:
         yield [f"({stat})", *[spread.get(family, {}).get(stat) for family in families]]
 
 
-def split_rows(result: dict) -> Iterable[list]:
+def split_rows(result: dict[str, Any]) -> Iterable[list[Any]]:
     yield ["subset", "system", "elo", "ci_low", "ci_high", "weighted_win_rate", "n"]
     for subset, section in (result.get("split") or {}).items():
         for row in section["systems"]:
@@ -130,7 +131,7 @@ def split_rows(result: dict) -> Iterable[list]:
             ]
 
 
-def correlation_rows(result: dict) -> Iterable[list]:
+def correlation_rows(result: dict[str, Any]) -> Iterable[list[Any]]:
     columns = [
         "y",
         "x",
@@ -147,7 +148,7 @@ def correlation_rows(result: dict) -> Iterable[list]:
         yield [test.get(column) for column in columns]
 
 
-def agreement_rows(result: dict) -> Iterable[list]:
+def agreement_rows(result: dict[str, Any]) -> Iterable[list[Any]]:
     summary = result.get("agreement") or {}
     yield ["statistic", "value", "ci_low", "ci_high", "n"]
     counts = {"inter_human_agreement": "inter_human_n", "three_way_agreement": "three_way_n"}
@@ -179,7 +180,7 @@ def agreement_rows(result: dict) -> Iterable[list]:
         yield [f"position_bias:{judge}", share, None, None, None]
 
 
-def factor_rows(result: dict) -> Iterable[list]:
+def factor_rows(result: dict[str, Any]) -> Iterable[list[Any]]:
     summary = result.get("factors") or {}
     yield ["statistic", "value"]
     for key in ("n_responses", "explained_by_first", "cronbach_alpha", "correlation_with_overall"):
@@ -190,7 +191,7 @@ def factor_rows(result: dict) -> Iterable[list]:
         yield [f"eigenvalue_{i}", value]
 
 
-def style_control_rows(result: dict) -> Iterable[list]:
+def style_control_rows(result: dict[str, Any]) -> Iterable[list[Any]]:
     """The style-controlled board beside the plain one, then each feature's coefficient."""
     yield [
         "system",
@@ -223,7 +224,7 @@ def style_control_rows(result: dict) -> Iterable[list]:
         yield [f"coefficient:{name}", coef["coef"], coef["ci_low"], coef["ci_high"]]
 
 
-TABLES: dict[str, Callable[[dict], Iterable[list]]] = {
+TABLES: dict[str, Callable[[dict[str, Any]], Iterable[list[Any]]]] = {
     "leaderboard": leaderboard_rows,
     "human-rows": human_rows,
     "win-matrix": win_matrix_rows,
@@ -237,7 +238,7 @@ TABLES: dict[str, Callable[[dict], Iterable[list]]] = {
 }
 
 
-def to_csv(name: str, result: dict) -> str:
+def to_csv(name: str, result: dict[str, Any]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     for row in TABLES[name](result):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
 
 from completions.models import Study
@@ -19,7 +21,7 @@ def refit_job_run(job_id: int) -> list[int] | None:
 
 @shared_task(acks_late=True, ignore_result=True)
 def refit_study(
-    study_id: int, trigger: str = RefitTrigger.NIGHTLY, boards: list | None = None
+    study_id: int, trigger: str = RefitTrigger.NIGHTLY, boards: list[Any] | None = None
 ) -> list[int] | None:
     """Refit one study's boards now, as a job of its own ([judges, subset, preset] each;
     default: human, LLM and all judges on all contexts); unchanged inputs store nothing new."""

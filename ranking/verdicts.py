@@ -23,7 +23,7 @@ The rule (a study's settings, :class:`VerdictRule`):
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -46,11 +46,11 @@ class VerdictRule:
         if self.human_share is not None and not 0.0 < self.human_share < 1.0:
             raise ValueError("human_share must be strictly between 0 and 1 (or None)")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, values: dict | None) -> VerdictRule:
+    def from_dict(cls, values: dict[str, Any] | None) -> VerdictRule:
         known = {k: v for k, v in (values or {}).items() if k in cls.__dataclass_fields__}
         return cls(**known)
 
@@ -104,7 +104,9 @@ def consistent_games(judgments: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([rest, games.reset_index()[judgments.columns]], ignore_index=True)
 
 
-def source_factors(judge_kind: pd.Series | np.ndarray, weight: np.ndarray, rule: VerdictRule):
+def source_factors(
+    judge_kind: pd.Series | np.ndarray, weight: np.ndarray, rule: VerdictRule
+) -> np.ndarray:
     """Per verdict, the factor that gives each source its share of the total weight.
 
     With human weight W_h, LLM weight W_l and share h: humans get h (W_h + W_l) / W_h, LLMs

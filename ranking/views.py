@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from celery import current_app
@@ -15,22 +16,25 @@ from django.views.decorators.http import require_GET, require_POST
 from completions.access import access_study_for_admin, study_admin_required
 
 from . import plots, selectors, services, tables
-from .forms import LeaderboardFilterForm
+from .forms import Filters, LeaderboardFilterForm
+
+if TYPE_CHECKING:
+    from heart_site.middleware import HtmxHttpRequest
 
 
-def _filters(request: HttpRequest) -> dict[str, str] | None:
+def _filters(request: HttpRequest) -> Filters | None:
     form = LeaderboardFilterForm(request.GET)
     return form.filters() if form.is_valid() else None
 
 
-def _suffix(filters: dict[str, str]) -> str:
+def _suffix(filters: Filters) -> str:
     name = f"{filters['judges']}-{filters['subset']}"
     return name if filters["preset"] == "default" else f"{name}-{filters['preset']}"
 
 
 @require_GET
 @study_admin_required
-def leaderboard_page(request: HttpRequest, slug: str) -> HttpResponse:
+def leaderboard_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
     form = LeaderboardFilterForm(request.GET)
     if not form.is_valid():

@@ -34,4 +34,5 @@ fi
 echo "broker: ${REDIS_URL:-none (Celery runs tasks in-process)}"
 
 .venv/bin/ruff check .
+.venv/bin/mypy  # types: [tool.mypy] in pyproject.toml (docs/tests.md)
 .venv/bin/python -m pytest "$@"

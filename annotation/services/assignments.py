@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
@@ -50,7 +52,9 @@ def assignment_next(
     `allow_new=False` (a paused study) only gives back an item the rater still holds.
     """
     with transaction.atomic():
-        return _assignment_next(rater=rater, now=now or timezone.now(), allow_new=allow_new)
+        found = _assignment_next(rater=rater, now=now or timezone.now(), allow_new=allow_new)
+    assert not isinstance(found, _Busy)  # only when may_wait is False
+    return found
 
 
 def assignment_keepalive(*, assignment: Assignment, now: datetime | None = None) -> bool:
@@ -84,7 +88,7 @@ def _assignment_next(
     allow_new: bool = True,
     state: QueueState | None = None,
     candidate: int | None | _Unread = UNREAD,
-):
+) -> Assignment | None | _Busy:
     """Assignment, None (done, or nothing new allowed) or BUSY (only when `may_wait` is False).
 
     A transaction that already holds a pair lock (the submit of the round trip) must not wait
@@ -202,7 +206,7 @@ def _pair_locked_with_room(
     )
 
 
-def _json(value):
+def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str | bytes) else value
 
 
@@ -246,7 +250,7 @@ def claim_candidate_sql(*, n_excluded: int = 0, wait: bool = False) -> str:
     )
 
 
-def claim_params(*, rater: Rater, now: datetime, excluded: list[int] = ()) -> list:
+def claim_params(*, rater: Rater, now: datetime, excluded: Sequence[int] = ()) -> list[Any]:
     return [
         rater.study_id,
         *excluded,
@@ -257,12 +261,13 @@ def claim_params(*, rater: Rater, now: datetime, excluded: list[int] = ()) -> li
     ]
 
 
-def _claim_candidate(*, rater: Rater, now: datetime, excluded: list[int], wait: bool):
+def _claim_candidate(*, rater: Rater, now: datetime, excluded: list[int], wait: bool) -> int | None:
     sql = claim_candidate_sql(n_excluded=len(excluded), wait=wait)
     with hot_cursor() as cursor:
         cursor.execute(sql, claim_params(rater=rater, now=now, excluded=excluded))
         row = cursor.fetchone()
-    return row[0] if row else None
+    pair_id: int | None = row[0] if row else None
+    return pair_id
 
 
 def _claim_pair(
@@ -283,7 +288,7 @@ def _claim_pair(
     """
     excluded: list[int] = []
     for _attempt in range(CLAIM_ATTEMPTS):
-        if candidate is UNREAD:
+        if isinstance(candidate, _Unread):  # the one instance, UNREAD
             pair_id = _claim_candidate(rater=rater, now=now, excluded=excluded, wait=False)
         else:
             pair_id, candidate = candidate, UNREAD
@@ -299,7 +304,7 @@ def _claim_pair(
     return None
 
 
-def _new_lease(*, rater: Rater, now: datetime, position: int, **item) -> Assignment:
+def _new_lease(*, rater: Rater, now: datetime, position: int, **item: Any) -> Assignment:
     return Assignment(
         rater=rater,
         position=position,
@@ -310,7 +315,7 @@ def _new_lease(*, rater: Rater, now: datetime, position: int, **item) -> Assignm
     )
 
 
-def _lease(*, rater: Rater, now: datetime, position: int, **item) -> Assignment:
+def _lease(*, rater: Rater, now: datetime, position: int, **item: Any) -> Assignment:
     return model_insert(_new_lease(rater=rater, now=now, position=position, **item))
 
 
@@ -338,7 +343,9 @@ WHERE p.id = %s
 """
 
 
-def _lease_if_room(*, rater: Rater, pair_id: int, now: datetime, position: int):
+def _lease_if_room(
+    *, rater: Rater, pair_id: int, now: datetime, position: int
+) -> Assignment | None:
     """A new lease on the locked pair if it still has room, else None."""
     if connection.vendor != "postgresql":
         pair = _pair_locked_with_room(pair_id=pair_id, now=now)
@@ -381,7 +388,7 @@ def _lease_pair(
     position: int,
     may_wait: bool = True,
     candidate: int | None | _Unread = UNREAD,
-):
+) -> Assignment | None | _Busy:
     return _claim_pair(
         rater=rater, now=now, position=position, may_wait=may_wait, candidate=candidate
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any, cast
 
 from django.db import connection
 from django.db.models import Model
@@ -52,7 +53,7 @@ class SubmitResult:
         return self.judgment is None
 
 
-def insert_statement(obj: Model, *, typed: bool = False) -> tuple[str, str, str, list]:
+def insert_statement(obj: Model, *, typed: bool = False) -> tuple[str, str, str, list[Any]]:
     """(table, "(cols)", placeholders, values) of a new instance, prepared as the ORM would.
 
     `typed` casts each placeholder to its column type, for an INSERT ... SELECT (where an
@@ -64,12 +65,12 @@ def insert_statement(obj: Model, *, typed: bool = False) -> tuple[str, str, str,
 
 
 @functools.cache
-def _insert_shape(model: type[Model], typed: bool, vendor: str) -> tuple[list, str, str, str]:
+def _insert_shape(model: type[Model], typed: bool, vendor: str) -> tuple[list[Any], str, str, str]:
     """The fixed part of a model's INSERT (computed once: column types cost CPU each call)."""
     meta = model._meta
     fields = [f for f in meta.concrete_fields if f is not meta.pk]
     qn = connection.ops.quote_name
-    columns = "(" + ", ".join(qn(f.column) for f in fields) + ")"
+    columns = "(" + ", ".join(qn(cast(str, f.column)) for f in fields) + ")"
     if typed:
         placeholders = ", ".join(f"%s::{f.cast_db_type(connection)}" for f in fields)
     else:
@@ -77,7 +78,7 @@ def _insert_shape(model: type[Model], typed: bool, vendor: str) -> tuple[list, s
     return fields, qn(meta.db_table), columns, placeholders
 
 
-def model_insert(obj: Model) -> Model:
+def model_insert[M: Model](obj: M) -> M:
     """INSERT a new instance with a hand-built statement: the round trip's two creates.
 
     The same values as `obj.save(force_insert=True)` (field defaults from __init__, each
@@ -89,7 +90,7 @@ def model_insert(obj: Model) -> Model:
         obj.save(force_insert=True)
         return obj
     table, columns, placeholders, values = insert_statement(obj)
-    pk = connection.ops.quote_name(meta.pk.column)
+    pk = connection.ops.quote_name(cast(str, meta.pk.column))  # every model has a pk
     sql = f"INSERT INTO {table} {columns} VALUES ({placeholders}) RETURNING {pk}"
     with hot_cursor() as cursor:
         cursor.execute(sql, values)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from datetime import datetime
+from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -11,8 +12,8 @@ from django.utils import timezone
 from ..models import Assignment, Judgment, Pair, QualityCheckItem, Rater
 from ..selectors import QUEUE_COUNTS_SQL, hot_cursor, queue_state_from_counts
 from .assignments import (
-    BUSY,
     _assignment_next,
+    _Busy,
     _pair_has_room,
     assignment_next,
     claim_candidate_sql,
@@ -41,7 +42,7 @@ def choice_to_verdict(*, choice: int, shown_left: str) -> tuple[str, int | None]
     return winner, strength
 
 
-def axes_to_canonical(*, marks: dict[str, str], shown_left: str) -> dict[str, dict]:
+def axes_to_canonical(*, marks: dict[str, str], shown_left: str) -> dict[str, dict[str, Any]]:
     """Per-axis page marks {"H": "A"|"B"|"same"} -> {"H": {"winner": "a"|"b"|"tie"}}."""
     shown_right = "b" if shown_left == "a" else "a"
     page_to_side = {"A": shown_left, "B": shown_right, "same": "tie"}
@@ -106,7 +107,7 @@ def judgment_submit_and_next(
             state=result.queue,
             candidate=result.candidate,
         )
-    if following is BUSY:
+    if isinstance(following, _Busy):  # the one instance, BUSY
         following = assignment_next(rater=rater, allow_new=allow_new)
     return result, following
 
@@ -278,6 +279,7 @@ def _count_pair_judgment(*, assignment: Assignment, now: datetime) -> bool:
     holds one of the pair's free places.
     """
     expired = _lease_ran_out(assignment=assignment, now=now)
+    assert assignment.pair_id is not None  # only pairs' judgments are counted
     if expired and not _pair_has_room(
         pair_id=assignment.pair_id, now=now, exclude_assignment_id=assignment.pk
     ):
@@ -305,10 +307,11 @@ def _claim_assignment(*, assignment_id: int, now: datetime) -> bool:
     return _execute(_CLAIM_SQL.format(assignment=Assignment._meta.db_table), params) == 1
 
 
-def _execute(sql: str, params: list) -> int:
+def _execute(sql: str, params: list[Any]) -> int:
     with hot_cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.rowcount
+        count: int = cursor.rowcount
+        return count
 
 
 def _judgment_create(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -81,7 +82,7 @@ def prolific_rater_resumable(
     return rater
 
 
-def active_rater_count(*, study: Study, now=None) -> int:
+def active_rater_count(*, study: Study, now: datetime | None = None) -> int:
     """Raters working now: consented, not finished, and holding a lease or seen recently."""
     from django.db.models import Exists, OuterRef, Q
 
@@ -100,7 +101,7 @@ def active_rater_count(*, study: Study, now=None) -> int:
 
 
 @transaction.atomic
-def rater_join(*, study: Study, prolific: dict | None = None) -> Rater:
+def rater_join(*, study: Study, prolific: dict[str, Any] | None = None) -> Rater:
     """A new rater who has just consented, within the study's cap on active raters.
 
     The study row is locked, so concurrent joins are counted one after the other and the cap

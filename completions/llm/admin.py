@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin
 
@@ -30,8 +32,9 @@ class EndpointAdminForm(forms.ModelForm):
             "is_demo",
         ]
 
-    def clean(self) -> dict:
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         try:
             endpoint_check(
                 provider=data.get("provider", ""),

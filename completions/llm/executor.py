@@ -18,6 +18,7 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from datetime import timedelta
@@ -99,6 +100,12 @@ class Outcome:
     work: Work
     reply: LLMReply | None = None
     error: CallError | None = None
+
+    @property
+    def answer(self) -> LLMReply:
+        """The reply of an outcome without an error (an outcome has one or the other)."""
+        assert self.reply is not None, "an outcome without an error has a reply"
+        return self.reply
 
 
 class Executor:
@@ -379,13 +386,13 @@ class Executor:
                 finished.append((outcome, None, ""))
                 continue
             try:
-                result = self.kind.parse(outcome.work.unit, outcome.reply.text)
+                result = self.kind.parse(outcome.work.unit, outcome.answer.text)
                 finished.append((outcome, result, ""))
             except InvalidReply as exc:
                 work = outcome.work
                 if relaunch and not work.first_raw and work.unit.repairs == 0:
-                    repairs.append(self._repair(work, outcome.reply, str(exc)))
-                    self._account(outcome.reply, self.endpoints[work.unit.endpoint_id])
+                    repairs.append(self._repair(work, outcome.answer, str(exc)))
+                    self._account(outcome.answer, self.endpoints[work.unit.endpoint_id])
                 else:
                     finished.append((outcome, None, str(exc)))
         if finished:
@@ -419,7 +426,7 @@ class Executor:
         return 0.0 if reply.from_cache else endpoint.cost(reply.tokens_in, reply.tokens_out)
 
     @transaction.atomic
-    def _store(self, finished: list[tuple[Outcome, dict[str, Any] | None, str]]) -> None:
+    def _store(self, finished: Sequence[tuple[Outcome, dict[str, Any] | None, str]]) -> None:
         ids = [o.work.unit.pk for o, _, _ in finished]
         owned = set(
             Unit.objects.select_for_update()
@@ -443,7 +450,7 @@ class Executor:
             self._fill_unit(unit, outcome, result, invalid, calls.get(outcome.work.key), now)
             units.append(unit)
             if result is not None:
-                done.append(Done(unit, result, reply, outcome.work.request, unit.call_id))
+                done.append(Done(unit, result, outcome.answer, outcome.work.request, unit.call_id))
         if done:
             self.kind.store(self.run, done)
         _units_save_results(units)
@@ -477,7 +484,7 @@ class Executor:
             unit.status = UnitStatus.INVALID
             first = f"first reply: {work.first_error}; " if work.first_raw else ""
             unit.error = f"{first}{'repair reply' if work.first_raw else 'reply'}: {invalid}"
-            _keep_raw(unit, _both(work, reply.text), False)
+            _keep_raw(unit, _both(work, outcome.answer.text), False)
         if reply is not None:
             endpoint = self.endpoints[unit.endpoint_id]
             unit.from_cache = reply.from_cache
@@ -489,7 +496,7 @@ class Executor:
 
     def _cache_replies(self, parsed: list[tuple[Outcome, dict]]) -> dict[str, int]:
         """Store each valid new reply under its request key; return key -> CachedCall id."""
-        fresh = [o for o, _ in parsed if not o.reply.from_cache]
+        fresh = [o for o, _ in parsed if not o.answer.from_cache]
         CachedCall.objects.bulk_create(
             [
                 CachedCall(
@@ -497,13 +504,13 @@ class Executor:
                     provider=self.configs[o.work.unit.endpoint_id].provider,
                     model=self.configs[o.work.unit.endpoint_id].model,
                     request=o.work.request.to_json(),
-                    text=o.reply.text,
-                    model_reported=o.reply.model_reported,
-                    request_id=o.reply.request_id,
-                    tokens_in=o.reply.tokens_in,
-                    tokens_out=o.reply.tokens_out,
-                    ttft_ms=o.reply.ttft_ms,
-                    latency_ms=o.reply.latency_ms,
+                    text=o.answer.text,
+                    model_reported=o.answer.model_reported,
+                    request_id=o.answer.request_id,
+                    tokens_in=o.answer.tokens_in,
+                    tokens_out=o.answer.tokens_out,
+                    ttft_ms=o.answer.ttft_ms,
+                    latency_ms=o.answer.latency_ms,
                 )
                 for o in fresh
             ],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django import forms
 
 from .kinds import KINDS
@@ -85,8 +87,9 @@ class EndpointForm(forms.ModelForm):
             raise forms.ValidationError(f"The name {name} is taken: choose another one.")
         return name
 
-    def clean(self) -> dict:
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         if not self.user.is_superuser and self.data.get("api_key_env"):
             self.add_error(
                 None,
@@ -152,8 +155,10 @@ class RunLaunchForm(forms.Form):
 
     def __init__(self, *args, endpoints, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["kind"].choices = [(k, v) for k, v in LAUNCHABLE.items() if k in KINDS]
-        self.fields["endpoints"].queryset = endpoints  # the study's own and the shared ones
+        kind = cast(forms.ChoiceField, self.fields["kind"])  # the fields declared above
+        kind.choices = [(k, v) for k, v in LAUNCHABLE.items() if k in KINDS]
+        chosen = cast(forms.ModelMultipleChoiceField, self.fields["endpoints"])
+        chosen.queryset = endpoints  # the study's own and the shared ones
 
     def fields_by_kind(self) -> list[tuple[forms.BoundField, str]]:
         """Each field with the run kinds it is for ("" when it is for every kind)."""
@@ -162,8 +167,9 @@ class RunLaunchForm(forms.Form):
     def endpoint_hints(self) -> list[tuple[str, str]]:
         return [(kind, hint) for kind, hint in ENDPOINT_HINTS.items() if kind in KINDS]
 
-    def clean(self) -> dict:
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         kind = data.get("kind")
         if kind == "adversarial" and not data.get("profile"):
             self.add_error("profile", "Choose an escalation profile for an adversarial run.")

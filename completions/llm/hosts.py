@@ -132,7 +132,7 @@ class HostPolicy:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except (OSError, UnicodeError) as exc:
             raise HostUnresolved(f"host {host} does not resolve ({exc})") from None
-        return self.check_addresses(scheme, host, [info[4][0] for info in infos])
+        return self.check_addresses(scheme, host, [str(info[4][0]) for info in infos])
 
     async def aresolve(self, scheme: str, host: str, port: int) -> list[str]:
         """Resolve `host` on the running event loop and check every address."""
@@ -141,7 +141,7 @@ class HostPolicy:
             infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except (OSError, UnicodeError) as exc:
             raise HostUnresolved(f"host {host} does not resolve ({exc})") from None
-        return self.check_addresses(scheme, host, [info[4][0] for info in infos])
+        return self.check_addresses(scheme, host, [str(info[4][0]) for info in infos])
 
     def check_base_url(self, url: str, *, resolve: bool = True) -> None:
         """The save-time check. A name that does not resolve now is let through (the server may

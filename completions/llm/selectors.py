@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import Left
@@ -10,6 +10,9 @@ from django.shortcuts import get_object_or_404
 
 from .kinds import KINDS
 from .models import Endpoint, Run, RunStatus, Unit, UnitStatus
+
+if TYPE_CHECKING:
+    from completions.models import Study
 
 
 def run_counts(run: Run) -> dict[str, Any]:
@@ -55,7 +58,7 @@ def run_status_row(run: Run) -> dict[str, Any]:
     }
 
 
-def runs_for_study(study) -> QuerySet[Run]:
+def runs_for_study(study: Study) -> QuerySet[Run]:
     return Run.objects.filter(study=study).prefetch_related("endpoints").order_by("-created_at")
 
 
@@ -92,7 +95,7 @@ def endpoint_named(name: str) -> Endpoint | None:
     return Endpoint.objects.filter(name=name).first() if name else None
 
 
-def endpoints_for_study(study) -> QuerySet[Endpoint]:
+def endpoints_for_study(study: Study) -> QuerySet[Endpoint]:
     """The endpoints a study may use and its admins may see: its own and the shared ones."""
     return (
         Endpoint.objects.filter(Q(study=study) | Q(study__isnull=True))

@@ -5,15 +5,20 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from . import hosts, keys
-from .kinds import get_kind
+from .kinds import Plan, get_kind
 from .models import Endpoint, Provider, Run, RunStatus, Unit, UnitStatus
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+    from completions.models import Study
 
 ENDPOINT_FIELDS = (
     "label",
@@ -89,6 +94,7 @@ def endpoint_upsert(
         if missing:
             raise EndpointError(f"a new endpoint needs {', '.join(missing)}")
         endpoint = Endpoint(name=name)
+    assert endpoint is not None  # found above, or made just now
     for key, value in fields.items():
         setattr(endpoint, key, value)
     if study is not _KEEP:
@@ -139,7 +145,7 @@ def endpoint_key_problem(endpoint: Endpoint) -> str | None:
     return None
 
 
-def endpoints_check_usable(*, study, endpoints: Iterable[Endpoint]) -> None:
+def endpoints_check_usable(*, study: Study, endpoints: Iterable[Endpoint]) -> None:
     """An endpoint serves the study that owns it, or every study when shared."""
     for endpoint in endpoints:
         if endpoint.study_id not in (None, study.pk):
@@ -149,12 +155,12 @@ def endpoints_check_usable(*, study, endpoints: Iterable[Endpoint]) -> None:
 @transaction.atomic
 def run_plan(
     *,
-    study,
+    study: Study,
     kind: str,
     endpoints: Iterable[Endpoint],
     params: dict[str, Any] | None = None,
     budget_usd: float | None = None,
-    user=None,
+    user: User | None = None,
 ) -> Run:
     """Create a run and its units with the plan (units, tokens, cost) before anything is sent."""
     run_kind = get_kind(kind)
@@ -181,8 +187,8 @@ def run_plan(
     return run
 
 
-def _plan_summary(plan, endpoints: list[Endpoint]) -> dict[str, Any]:
-    by_endpoint = {
+def _plan_summary(plan: Plan, endpoints: list[Endpoint]) -> dict[str, Any]:
+    by_endpoint: dict[int, dict[str, Any]] = {
         e.pk: {"name": e.name, "units": 0, "est_tokens_in": 0, "est_tokens_out": 0}
         for e in endpoints
     }

@@ -53,9 +53,10 @@ def _where(error: ValidationError) -> str:
 def problem_text(error: ValidationError) -> str:
     described = error.schema.get("description") if isinstance(error.schema, dict) else None
     if error.validator == "anyOf":  # say what each allowed shape is
-        shapes = [b.get("description") for b in error.validator_value if isinstance(b, dict)]
+        branches = error.validator_value if isinstance(error.validator_value, list) else []
+        shapes = [b.get("description") for b in branches if isinstance(b, dict)]
         if all(shapes):
-            described = "one of: " + "; or ".join(shapes)
+            described = "one of: " + "; or ".join(str(s) for s in shapes)
     message, shown = error.message, repr(error.instance)
     if len(shown) > MAX_SHOWN and message.startswith(shown):  # jsonschema leads with the value
         message = shown[: MAX_SHOWN - 1] + "…" + message[len(shown) :]

@@ -11,7 +11,8 @@ from . import services
 from .executor import run_execute
 
 
-@shared_task(acks_late=True, ignore_result=True, time_limit=None, soft_time_limit=None)
+# No time limit: an executor gives up its slice itself (celery-types has no None here).
+@shared_task(acks_late=True, ignore_result=True, time_limit=None, soft_time_limit=None)  # type: ignore[call-overload]
 def llm_run_execute(run_id: int) -> str:
     outcome = run_execute(run_id)
     if outcome == "sliced":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -16,6 +18,8 @@ from .batch.selectors import batches_for_run
 from .forms import EndpointForm, RunLaunchForm, SupporterPromptForm
 from .models import Run, RunStatus
 
+if TYPE_CHECKING:
+    from heart_site.middleware import AuthenticatedHttpRequest, HtmxHttpRequest
 FAILURES_PER_PAGE = 25
 
 
@@ -84,7 +88,7 @@ def supporter_prompt(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @study_admin_required
-def run_plan(request: HttpRequest, slug: str) -> HttpResponse:
+def run_plan(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
     form = RunLaunchForm(request.POST, endpoints=selectors.endpoints_for_study(study))
     if not form.is_valid():
@@ -106,7 +110,7 @@ def run_plan(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_GET
 @study_admin_required
-def run_page(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+def run_page(request: HtmxHttpRequest, slug: str, run_id: int) -> HttpResponse:
     run = _run_for(request, slug, run_id)
     failures = Paginator(selectors.run_failures(run), FAILURES_PER_PAGE)
     context = {

@@ -18,10 +18,11 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -30,6 +31,9 @@ from completions.models import Completion, DialogueContext, Study, System, Syste
 from .behaviour import behaviour_clean, behaviour_flags
 from .models import Writer, Writing, WritingContext, WritingSettings
 from .text_rules import Limits, limit_errors
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 CLAIM_ATTEMPTS = 8
 HUMAN_FAMILY = "human"
@@ -91,7 +95,7 @@ def _pseudonym(*, study: Study, key: str) -> str:
     return "writer-" + digest.hexdigest()[:12]
 
 
-def _writer_create(*, study: Study, key: str, **fields) -> Writer:
+def _writer_create(*, study: Study, key: str, **fields: Any) -> Writer:
     pseudonym = _pseudonym(study=study, key=key)
     system = System.objects.create(
         study=study, name=pseudonym, kind=SystemKind.HUMAN, family=HUMAN_FAMILY
@@ -110,7 +114,7 @@ def writer_enter(
     external_id: str = "",
     prolific_study_id: str = "",
     prolific_session_id: str = "",
-    user=None,
+    user: User | None = None,
     same_browser: bool = False,
 ) -> Writer:
     """A new invitation writer, or the returning panel writer / account (they resume).
@@ -223,7 +227,9 @@ def _lease_renew(*, writing: Writing, now: datetime) -> bool:
     return True
 
 
-def _candidates(*, writer: Writer, now: datetime, quota: int, excluded: list[int]):
+def _candidates(
+    *, writer: Writer, now: datetime, quota: int, excluded: list[int]
+) -> QuerySet[WritingContext]:
     filled = Coalesce(
         Subquery(
             Writing.objects.filter(_holding(now), context_id=OuterRef("context_id"))
@@ -317,7 +323,7 @@ class SubmitResult:
 
 @transaction.atomic
 def writing_submit(
-    *, writing: Writing, text: str, raw_behaviour: dict, now: datetime | None = None
+    *, writing: Writing, text: str, raw_behaviour: dict[str, Any], now: datetime | None = None
 ) -> SubmitResult:
     """Submit a draft for review. Idempotent: a repeated submit changes nothing."""
     now = now or timezone.now()
@@ -359,10 +365,10 @@ class ReviewError(Exception):
 
 
 @transaction.atomic
-def writing_accept(*, writing: Writing, by=None) -> Completion:
+def writing_accept(*, writing: Writing, by: User | None = None) -> Completion:
     """Accept a submitted text: it becomes the writer's Completion for the context."""
     writing = Writing.objects.select_for_update().select_related("writer").get(pk=writing.pk)
-    if writing.status == Writing.Status.ACCEPTED and writing.completion_id:
+    if writing.status == Writing.Status.ACCEPTED and writing.completion is not None:
         return writing.completion
     if writing.status != Writing.Status.PENDING:
         raise ReviewError(f"Only a submitted text can be accepted (this one is {writing.status}).")
@@ -388,7 +394,9 @@ def writing_accept(*, writing: Writing, by=None) -> Completion:
 
 
 @transaction.atomic
-def writing_reject(*, writing: Writing, reason: str, by=None, judged: bool = False) -> Writing:
+def writing_reject(
+    *, writing: Writing, reason: str, by: User | None = None, judged: bool = False
+) -> Writing:
     """Reject a text: kept here, out of analysis; its place returns to the pool.
 
     An accepted text loses its Completion (and with it its pairs), so the caller must pass

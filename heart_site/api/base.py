@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.generics import GenericAPIView
-from rest_framework.pagination import CursorPagination
+from rest_framework.pagination import BasePagination, CursorPagination
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 from completions.access import IsStudyAdmin, access_study_for_admin
@@ -31,7 +31,7 @@ class StudyAdminApi(GenericAPIView):
     authentication_classes = [TokenAuthentication, SessionAuthentication]
     permission_classes = [IsStudyAdmin]
     throttle_classes = [UserRateThrottle, AnonRateThrottle]
-    pagination_class = None
+    pagination_class: type[BasePagination] | None = None
 
     def study(self) -> Study:
         if not hasattr(self, "_study"):

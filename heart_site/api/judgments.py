@@ -71,4 +71,5 @@ class JudgmentList(StudyAdminApi, ListAPIView):
     @extend_schema(parameters=[JudgmentFilters], responses=JudgmentFormat)
     def get(self, request: Request, slug: str) -> Response:
         page = self.paginate_queryset(self.get_queryset())
+        assert page is not None  # pagination_class is set
         return self.get_paginated_response([contract_row(row) for row in page])

@@ -6,7 +6,7 @@ call it. A created run is planned (units, tokens and cost estimated, nothing sen
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -20,6 +20,9 @@ from completions.llm.kinds import KINDS
 from completions.llm.models import Endpoint, Run
 
 from .base import IdCursorPagination, StudyAdminApi
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class RunCreate(serializers.Serializer):
@@ -78,6 +81,7 @@ class RunList(StudyAdminApi):
     def get(self, request: Request, slug: str) -> Response:
         runs = Run.objects.filter(study=self.study()).prefetch_related("endpoints")
         page = self.paginate_queryset(runs)
+        assert page is not None  # pagination_class is set
         return self.get_paginated_response([run_body(run) for run in page])
 
     @extend_schema(request=RunCreate, responses={201: RunStatus})
@@ -91,7 +95,7 @@ class RunList(StudyAdminApi):
                 kind=form.validated_data["kind"],
                 endpoints=form.validated_data["endpoints"],
                 budget_usd=form.validated_data.get("budget_usd"),
-                user=request.user,
+                user=cast("User", request.user),  # IsStudyAdmin let only an account in
             )
         except services.EndpointError as exc:
             raise serializers.ValidationError({"endpoints": str(exc)}) from exc

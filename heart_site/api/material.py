@@ -50,8 +50,9 @@ class StudyDetail(StudyAdminApi, RetrieveAPIView):
 
     def get_object(self) -> Study:
         study = self.study()
-        study.n_contexts = study.contexts.count()
-        study.n_systems = study.systems.count()
+        # The counts the serializer reads, as the list's annotations give them.
+        study.n_contexts = study.contexts.count()  # type: ignore[attr-defined]
+        study.n_systems = study.systems.count()  # type: ignore[attr-defined]
         return study
 
 
@@ -67,6 +68,7 @@ class ContextList(StudyAdminApi, ListAPIView):
     @extend_schema(responses=ContextFormat)
     def get(self, request: Request, slug: str) -> Response:
         page = self.paginate_queryset(self.get_queryset())
+        assert page is not None  # pagination_class is set
         return self.get_paginated_response([context_row(row) for row in page])
 
 
@@ -101,7 +103,8 @@ class CompletionOut(CompletionFormat):
     """A completion in the completions format; `text_unknown` marks a placeholder made by a
     judgments import whose file had no text (its `text` is then null)."""
 
-    text: str | None = Field(None, description="null when the text is unknown.")
+    # Narrower in the import format (text required), nullable here: placeholders have none.
+    text: str | None = Field(None, description="null when the text is unknown.")  # type: ignore[assignment]
     text_unknown: bool = Field(False, description="Placeholder: never served to raters.")
 
 
@@ -116,4 +119,5 @@ class CompletionList(StudyAdminApi, ListAPIView):
     @extend_schema(responses=CompletionOut)
     def get(self, request: Request, slug: str) -> Response:
         page = self.paginate_queryset(self.get_queryset())
+        assert page is not None  # pagination_class is set
         return self.get_paginated_response([completion_row(row) for row in page])

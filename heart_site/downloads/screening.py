@@ -70,10 +70,10 @@ def release_screen(*, study: Study) -> ScreenSummary:
         summary.decisions[hold.decision] = summary.decisions.get(hold.decision, 0) + 1
         if hold.decision == ReleaseHold.Decision.RELEASE:
             continue
-        if hold.completion_id is not None:
-            summary.withheld_completions.add(hold.completion_id)
+        if hold.completion is not None:
+            summary.withheld_completions.add(hold.completion.pk)
             summary.withheld_texts.add(hold.completion.text)
-        else:
+        elif hold.judgment_id is not None:  # a hold is on a completion or on a judgment
             summary.withheld_judgments.add(hold.judgment_id)
     return summary
 

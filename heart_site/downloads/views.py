@@ -6,6 +6,7 @@ import tempfile
 
 from django.contrib import messages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -17,7 +18,7 @@ from .screening import release_hold_decide, release_holds_for_review, release_sc
 from .streams import DOWNLOADS
 
 
-def _private(response: HttpResponse, filename: str) -> HttpResponse:
+def _private[R: HttpResponseBase](response: R, filename: str) -> R:
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     # Study data: never kept by a browser or proxy cache.
     response["Cache-Control"] = "no-store"

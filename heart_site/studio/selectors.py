@@ -139,7 +139,7 @@ def study_checklist(*, study: Study) -> list[ChecklistRow]:
     ]  # fmt: skip
 
 
-STATUS_DETAIL = {
+STATUS_DETAIL: dict[str, str] = {
     StudyStatus.DRAFT: "draft: raters are not let in yet",
     StudyStatus.OPEN: "open",
     StudyStatus.PAUSED: "paused: no new items are handed out",
@@ -258,10 +258,10 @@ def pairs_preview(
             "pk", "external_id"
         )
     )
-    per_context = []
+    context_rows: list[tuple[str, int, int]] = []
     for key in list(contexts)[:show]:
         added = len(new.get(key, []))
-        per_context.append((names.get(key, str(key)), added, len(existing.get(key, ())) + added))
+        context_rows.append((names.get(key, str(key)), added, len(existing.get(key, ())) + added))
     judgments = n_new * study.judgments_per_pair
     return PairPreview(
         design=design,
@@ -272,5 +272,5 @@ def pairs_preview(
         judgments_needed=judgments,
         raters_needed=-(-judgments // study.items_per_rater) if study.items_per_rater else 0,
         per_system_pair=sorted((a, b, n) for (a, b), n in counts.items()),
-        per_context=per_context,
+        per_context=context_rows,
     )

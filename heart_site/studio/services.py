@@ -10,6 +10,7 @@ import logging
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -24,13 +25,17 @@ from heart_site.enqueue import enqueue
 from heart_site.jobs import failure_reason, job_claim, jobs_stalled, lease_kept
 from heart_site.models import ImportJob, ImportKind, ImportStatus
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+    from django.core.files.uploadedfile import UploadedFile
+
 logger = logging.getLogger(__name__)
 IMPORT_TASK = "heart_site.tasks.import_job_run_task"
 
 # What a refused import raises; anything else is a bug and propagates.
 REFUSED = (ImportFileError, EsconvFormatError, ValueError, OSError, UnicodeDecodeError)
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
-IMPORTERS: dict[str, Callable] = {
+IMPORTERS: dict[str, Callable[[Study, Path], Any]] = {
     ImportKind.ESCONV: lambda study, path: esconv_import(study=study, path=path),
     ImportKind.CONTEXTS: lambda study, path: contexts_import(study=study, path=path),
     ImportKind.COMPLETIONS: lambda study, path: completions_import(study=study, path=path),
@@ -57,7 +62,9 @@ def study_set_status(*, study: Study, status: str) -> Study:
     return study
 
 
-def rater_exclusion_set(*, rater: Rater, override: bool | None, by, reason: str = "") -> Rater:
+def rater_exclusion_set(
+    *, rater: Rater, override: bool | None, by: User, reason: str = ""
+) -> Rater:
     """An admin's decision, kept with who and why: True exclude, False include, None automatic.
 
     Reversible: going back to automatic clears the override but keeps who did it and when.
@@ -73,7 +80,9 @@ def rater_exclusion_set(*, rater: Rater, override: bool | None, by, reason: str 
 
 
 @transaction.atomic
-def import_job_create(*, study: Study, kind: str, upload, user) -> ImportJob:
+def import_job_create(
+    *, study: Study, kind: str, upload: UploadedFile[bytes], user: User
+) -> ImportJob:
     """Store an uploaded file and queue its import (runs at once in eager mode).
 
     With the broker down the upload is kept all the same: the outbox holds the task until
@@ -82,8 +91,9 @@ def import_job_create(*, study: Study, kind: str, upload, user) -> ImportJob:
     job = ImportJob.objects.create(
         study=study,
         kind=kind,
-        filename=Path(upload.name).name[:255],
-        size=upload.size,
+        # A received upload always has both (the type allows None for a file being built).
+        filename=Path(upload.name or "upload").name[:255],
+        size=upload.size or 0,
         data=b"".join(upload.chunks()),
         created_by=user,
         stage="waiting for a worker",
@@ -136,7 +146,9 @@ def without_server_paths(message: str, *, path: Path, folder: str) -> str:
     return message.replace(str(folder) + "/", "").replace(str(folder), "the upload")
 
 
-def _finish(job: ImportJob, status: str, *, report=None, error: str = "") -> ImportJob:
+def _finish(
+    job: ImportJob, status: str, *, report: list[Any] | None = None, error: str = ""
+) -> ImportJob:
     job.status, job.error, job.report = status, error, report or []
     job.stage, job.data, job.finished_at = "", b"", timezone.now()
     job.save(update_fields=["status", "error", "report", "stage", "data", "finished_at"])

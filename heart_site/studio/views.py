@@ -7,6 +7,8 @@ reads. Every page works without JavaScript; htmx only refreshes the import statu
 from __future__ import annotations
 
 import csv
+import itertools
+from typing import TYPE_CHECKING
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -26,13 +28,15 @@ from heart_site.models import ImportJob, ImportKind
 from . import selectors, services
 from .forms import DETECT, ExclusionForm, PairDesignForm, StudyEditForm, StudyForm, UploadForm
 
+if TYPE_CHECKING:
+    from heart_site.middleware import AuthenticatedHttpRequest, HtmxHttpRequest
 PROLIFIC_QUERY = (
     "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 )
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"
 OPEN_PAUSE_CLOSE = (StudyStatus.OPEN, StudyStatus.PAUSED, StudyStatus.CLOSED)
 EXCLUSION_ACTIONS = {"exclude": True, "include": False, "auto": None}
-STATUS_WORDS = {
+STATUS_WORDS: dict[str, str] = {
     StudyStatus.DRAFT: "a draft: writers can work, raters are not let in yet",
     StudyStatus.OPEN: "opened: raters and writers can work",
     StudyStatus.PAUSED: "paused: no new work is handed out",
@@ -134,12 +138,12 @@ def study_status(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @study_admin_required
-def material(request: HttpRequest, slug: str) -> HttpResponse:
+def material(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
     remembered = f"studio-material-kind-{study.pk}"  # the last choice, kept for the next file
     initial = {"kind": request.session.get(remembered, DETECT)}
     form = UploadForm(request.POST or None, request.FILES or None, initial=initial)
-    if request.method == "POST" and request.POST.get("kind") in dict(form.fields["kind"].choices):
+    if request.method == "POST" and request.POST.get("kind") in {DETECT, *ImportKind.values}:
         request.session[remembered] = request.POST["kind"]
     if request.method == "POST" and form.is_valid():
         job = services.import_job_create(
@@ -199,7 +203,7 @@ def format_schema(request: HttpRequest, kind: str) -> HttpResponse:
 
 @require_GET
 @study_admin_required
-def import_job(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+def import_job(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
     """One import's status row (the htmx poll of the material page, or a page of its own)."""
     study = access_study_for_admin(request.user, slug)
     job = get_object_or_404(ImportJob.objects.defer("data"), study=study, pk=pk)
@@ -271,7 +275,7 @@ def raters(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @study_admin_required
-def rater_exclusion(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
+def rater_exclusion(request: AuthenticatedHttpRequest, slug: str, pseudonym: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
     rater = get_object_or_404(Rater, study=study, pseudonym=pseudonym)
     form = ExclusionForm(request.POST)
@@ -327,7 +331,9 @@ def raters_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
         for row in selectors.rater_rows(study=study)
         if row.rater.external_id
     )
-    lines = (writer.writerow(safe_row(r)) for r in [header, *rows])
+    lines = itertools.chain(
+        [writer.writerow(safe_row(header))], (writer.writerow(safe_row(r)) for r in rows)
+    )
     response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-prolific-raters.csv"'
     response["Cache-Control"] = "no-store"

@@ -75,13 +75,14 @@ def submit(config: EndpointConfig, requests: dict[str, LLMRequest]) -> tuple[str
     """Send the requests (custom_id -> request); returns (batch id, input file id or "")."""
     if config.provider == "anthropic":
         with _anthropic(config) as client:
-            batch = client.messages.batches.create(
+            message_batch = client.messages.batches.create(
                 requests=[
-                    {"custom_id": key, "params": anthropic_params(config.model, request)}
+                    # anthropic_params builds the SDK's MessageCreateParams as a plain dict.
+                    {"custom_id": key, "params": anthropic_params(config.model, request)}  # type: ignore[typeddict-item]
                     for key, request in requests.items()
                 ]
             )
-        return batch.id, ""
+        return message_batch.id, ""
     lines = [
         json.dumps(
             {
@@ -107,8 +108,9 @@ def submit(config: EndpointConfig, requests: dict[str, LLMRequest]) -> tuple[str
 def look(config: EndpointConfig, batch_id: str) -> BatchLook:
     if config.provider == "anthropic":
         with _anthropic(config) as client:
-            batch = client.messages.batches.retrieve(batch_id)
-        return BatchLook(batch.processing_status, batch.processing_status == "ended")
+            message_batch = client.messages.batches.retrieve(batch_id)
+        ended = message_batch.processing_status == "ended"
+        return BatchLook(message_batch.processing_status, ended)
     with _openai(config) as client:
         batch = client.batches.retrieve(batch_id)
     return BatchLook(batch.status, batch.status in OPENAI_ENDED)

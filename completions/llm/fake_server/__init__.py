@@ -80,7 +80,9 @@ class FakeServer:
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
         self._loop.run_until_complete(site.start())
-        self.port = site._server.sockets[0].getsockname()[1]
+        server = site._server
+        assert isinstance(server, asyncio.Server)  # started just above
+        self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
         self._loop.run_forever()
 

@@ -55,7 +55,7 @@ async def messages(request: web.Request) -> web.StreamResponse:
     if not ex.stream:
         return await _whole(ex, bad_http)
     pieces = ex.pieces()
-    message = {
+    message: dict[str, Any] = {
         "id": f"msg_{ex.prompt_hash}",
         "type": "message",
         "role": "assistant",

@@ -60,7 +60,7 @@ def _answer(request: web.Request, body: dict, prompt: list, schema) -> tuple[int
 async def openai_file_upload(request: web.Request) -> web.Response:
     form = await request.post()
     upload = form["file"]
-    content = upload.file.read() if hasattr(upload, "file") else bytes(upload, "utf-8")
+    content = upload.file.read() if isinstance(upload, web.FileField) else str(upload).encode()
     file_id = f"file-{uuid.uuid4().hex[:24]}"
     request.app[FILES][file_id] = content
     return web.json_response(_file_object(file_id, len(content), str(form.get("purpose", ""))))
@@ -96,7 +96,8 @@ async def openai_batch_create(request: web.Request) -> web.Response:
     lines = [json.loads(line) for line in content.decode().splitlines() if line.strip()]
     expire = _expires([line["body"] for line in lines])
     batch_id = f"batch_{uuid.uuid4().hex[:24]}"
-    output, errors = [], []
+    output: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
     for i, line in enumerate(lines):
         body = line["body"]
         if expire and i >= len(lines) // 2:

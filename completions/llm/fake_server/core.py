@@ -15,7 +15,7 @@ from aiohttp import web
 from . import behaviour as behaviour_mod
 from . import replies
 
-STATE = web.AppKey("state", "ServerState")
+STATE: web.AppKey[ServerState] = web.AppKey("state")
 
 
 # Streams whose first-token delay the server remembers (for /_control/ttft), newest kept.
@@ -158,7 +158,8 @@ async def stream_events(
     drop = int(b.drop.value) if b.drop and b.drop.applies(exchange.attempt) else None
     for i, frame in enumerate(body):
         if drop is not None and i >= drop:
-            request.transport.close()  # cut mid-stream: no closing events, no final chunk
+            if request.transport is not None:  # cut mid-stream: no closing events, no final chunk
+                request.transport.close()
             return response
         if i and b.chunk_ms:
             await asyncio.sleep(b.chunk_ms / 1000)

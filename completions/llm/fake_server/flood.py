@@ -123,8 +123,8 @@ async def respond(
         return await _stream(request, head, iter([frame(text)]), tail, headers)
     if not streamed:
         return await _whole(request, value, envelope, headers)
-    body = noise() if value == "noise" else (frame(p) for p in content(value))
-    return await _stream(request, head, body, tail, headers)
+    frames = noise() if value == "noise" else (frame(p) for p in content(value))
+    return await _stream(request, head, frames, tail, headers)
 
 
 async def _stream(request, head, body, tail, headers) -> web.StreamResponse:

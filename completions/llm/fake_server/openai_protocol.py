@@ -85,8 +85,8 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
             envelope=lambda text: chat_completion(ex, text),
             headers=headers,
         )
-    bad_http = ex.behaviour.bad and ex.behaviour.bad.value == "http"
-    bad_http = bad_http and ex.behaviour.bad.applies(ex.attempt)
+    bad = ex.behaviour.bad
+    bad_http = bad is not None and bad.value == "http" and bad.applies(ex.attempt)
     if not ex.stream:
         return await _whole(ex, headers, bool(bad_http))
     pieces = ex.pieces()

@@ -94,7 +94,8 @@ def rewrite_reply(model: str, prompt: str) -> str:
         turns = json.loads(conversation)
     except ValueError:
         turns = []
-    out, k = [], 0
+    out: list[dict[str, Any]] = []
+    k = 0
     for turn in turns:
         if turn["speaker"] == "seeker":
             level = targets[k] if k < len(targets) else 10

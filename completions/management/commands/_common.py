@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import contextmanager
+from typing import Protocol
 
 from django.core.management.base import BaseCommand, CommandError
 
 from completions.esconv import EsconvFormatError
 from completions.importers import ImportFileError
 from completions.models import Study
-from completions.services import ImportReport, StudyNotFound, study_resolve
+from completions.services import StudyNotFound, study_resolve
 
 REFUSED = (ImportFileError, EsconvFormatError, StudyNotFound, OSError)
 
@@ -33,8 +34,14 @@ def refused_as_command_error():
         raise CommandError(f"import refused, nothing changed: {exc}") from exc
 
 
+class Report(Protocol):
+    """What an import tells: ImportReport and the judgments import's own report."""
+
+    def lines(self) -> list[str]: ...
+
+
 def run_import(
-    command: BaseCommand, options: dict, action: Callable[[Study], ImportReport], title: str
+    command: BaseCommand, options: dict, action: Callable[[Study], Report], title: str
 ) -> None:
     with refused_as_command_error():
         study = study_resolve(slug=options["study"], create=options["create"])

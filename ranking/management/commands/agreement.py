@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from completions.models import Study
 from ranking import services
@@ -14,12 +15,12 @@ from ranking.models import SubsetFilter
 class Command(BaseCommand):
     help = "Print agreement statistics: Fleiss' kappa, Krippendorff's alpha, human-LLM agreement."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True, help="Study slug.")
         parser.add_argument("--subset", choices=SubsetFilter.values, default="all")
         parser.add_argument("--format", choices=["table", "json"], default="table")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         study = Study.objects.filter(slug=options["study"]).first()
         if study is None:
             raise CommandError(f"no study with slug {options['study']!r}")
@@ -30,11 +31,11 @@ class Command(BaseCommand):
             self.stdout.write(render_table(summary))
 
 
-def _fmt(value) -> str:
+def _fmt(value: object) -> str:
     return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
-def render_table(summary: dict) -> str:
+def render_table(summary: dict[str, Any]) -> str:
     hl = summary.get("human_llm_agreement") or {}
     nt = summary.get("human_llm_agreement_no_ties") or {}
     lines = [

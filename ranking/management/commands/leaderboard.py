@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from completions.models import Study
 from ranking import selectors, services, style, style_board
@@ -21,7 +22,7 @@ class Command(BaseCommand):
         "the latest stored snapshot with --from-snapshot."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True, help="Study slug.")
         parser.add_argument("--judges", choices=JudgeFilter.values, default="all")
         parser.add_argument("--subset", choices=SubsetFilter.values, default="all")
@@ -67,7 +68,7 @@ class Command(BaseCommand):
             "a key of the contexts' metadata.",
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         study = Study.objects.filter(slug=options["study"]).first()
         if study is None:
             raise CommandError(f"no study with slug {options['study']!r}")
@@ -82,7 +83,7 @@ class Command(BaseCommand):
         else:
             self.stdout.write(render_table(result))
 
-    def _by(self, study: Study, options: dict) -> dict:
+    def _by(self, study: Study, options: dict[str, Any]) -> dict[str, Any]:
         try:
             key = services.category_key_check(study, options["by"])
         except ValueError as exc:
@@ -97,7 +98,7 @@ class Command(BaseCommand):
             params=params,
         )
 
-    def _style(self, options: dict) -> list[str] | None:
+    def _style(self, options: dict[str, Any]) -> list[str] | None:
         value = options["style"]
         if value is None:
             return None
@@ -108,7 +109,7 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
 
-    def _from_snapshot(self, study: Study, options: dict) -> dict:
+    def _from_snapshot(self, study: Study, options: dict[str, Any]) -> dict[str, Any]:
         given = [f"--{name}" for name in FIT_OPTIONS if options[name] is not None]
         if given or options["snapshot"]:
             raise CommandError(
@@ -144,7 +145,7 @@ class Command(BaseCommand):
             result = style_board.controlled_view(result)
         return result
 
-    def _fit(self, study: Study, options: dict) -> dict:
+    def _fit(self, study: Study, options: dict[str, Any]) -> dict[str, Any]:
         try:
             params = services.params_resolve(
                 options["preset"],
@@ -191,18 +192,18 @@ class Command(BaseCommand):
         )
 
 
-def _fmt(value, spec: str) -> str:
+def _fmt(value: object, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
-def _rank(row: dict) -> str:
+def _rank(row: dict[str, Any]) -> str:
     low, high = row.get("rank_low"), row.get("rank_high")
     if low is None:
         return "-"
     return str(low) if low == high else f"{low}-{high}"
 
 
-def render_table(result: dict) -> str:
+def render_table(result: dict[str, Any]) -> str:
     interval = result.get("interval") or {}
     lines = [
         f"Study {result['study']}: judges={result['judges']} subset={result['subset']} "

@@ -44,7 +44,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         if options["action"] == "list":
             for e in endpoints_all():
-                owner = "shared" if e.is_shared else f"study {e.study.slug}"
+                owner = "shared" if e.study is None else f"study {e.study.slug}"
                 self.stdout.write(
                     f"{e.name}\t{e.provider}\t{e.model}\t{e.family}\t{e.base_url or '-'}\t"
                     f"{e.key_source}\t{owner}"
