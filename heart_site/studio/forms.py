@@ -34,7 +34,7 @@ GROUPS = {
     ],
     "Writers": ["writers_per_context"],
     "Quality control": ["quality_check_rate"],
-    "Pair design": ["pair_design", "pairs_per_context", "pair_seed"],
+    "Pair design": ["pair_design", "pairs_per_context", "pair_seed", "adaptive_assignment"],
     # The leaderboard's verdict rule and scale (docs/ranking.md).
     "Analysis": [
         "llm_games",
