@@ -9,8 +9,12 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Assignment, Judgment, Pair, PairPriority
-from annotation.services import assignment_next, judgment_submit_and_next, rater_consent
-from annotation.services import rater_enter
+from annotation.services import (
+    assignment_next,
+    judgment_submit_and_next,
+    rater_consent,
+    rater_enter,
+)
 from ranking.design import design_refresh, priorities_write
 from ranking.models import DesignStatus
 from ranking.services import params_resolve, study_data_load
