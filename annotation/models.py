@@ -290,3 +290,30 @@ class Judgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judge} on pair {self.pair_id}: {self.winner}"
+
+
+class PairPriority(models.Model):
+    """Where a pair stands in an adaptive study's draw (annotation.services.adaptive).
+
+    The refit writes one row per pair: ``rate`` is its system pair's planned share of the next
+    judgments divided by that system pair's open pairs, ``rank`` an exponential clock
+    (``Exp(1) / rate``). The claim takes the open pair of smallest rank, and a lease moves the
+    rank on by a fresh ``Exp(1) / rate``: pairs come up in proportion to their rates (an
+    exponential race), so the plan is followed between refits without one pair taking all.
+    """
+
+    pair = models.OneToOneField(
+        Pair, primary_key=True, on_delete=models.CASCADE, related_name="priority"
+    )
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")
+    rank = models.FloatField()
+    rate = models.FloatField()
+
+    class Meta:
+        indexes = [models.Index(fields=["study", "rank"], name="pairpriority_study_rank")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(rate__gt=0), name="pairpriority_rate_pos")
+        ]
+
+    def __str__(self) -> str:
+        return f"pair {self.pair_id}: rank {self.rank:.3g}"

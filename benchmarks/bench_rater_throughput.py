@@ -138,6 +138,15 @@ def build(args) -> list[dict]:
         for b in comps[i + 1 :]
     )
     quality_items_seed_from_rubric(study=study)
+    if args.adaptive:  # served in the order a refit planned (uniform weights: no judgments yet)
+        import numpy as np
+
+        from ranking.design import priorities_write
+
+        Study.objects.filter(pk=study.pk).update(adaptive_assignment=True)
+        k = len(systems)
+        weights = np.full((k, k), 1.0 / (k * (k - 1)))
+        priorities_write(study=study, systems=[s.name for s in systems], weights=weights)
     now = timezone.now()
     raters = Rater.objects.bulk_create(
         Rater(study=study, pseudonym=f"r-bench{i:05d}", consented_at=now)
@@ -163,7 +172,9 @@ def build(args) -> list[dict]:
         for rater in raters
     ]
     print(
-        f"setup: {Pair.objects.count()} pairs, {len(raters)} raters, signed rater cookie "
+        f"setup: {Pair.objects.count()} pairs (adaptive assignment "
+        f"{'on' if args.adaptive else 'off'}), "
+        f"{len(raters)} raters, signed rater cookie "
         f"(no session read), database engine {settings.DATABASES['default']['ENGINE']}",
         flush=True,
     )
@@ -493,6 +504,9 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
+    parser.add_argument(
+        "--adaptive", action="store_true", help="the study uses adaptive assignment"
+    )
     parser.add_argument("--loadgen", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.loadgen:

@@ -104,6 +104,13 @@ class Study(models.Model):
     )
     pairs_per_context = models.PositiveIntegerField(null=True, blank=True)
     pair_seed = models.BigIntegerField(default=0)
+    # Off: the least-judged pair comes next. On: pairs are drawn with the weights the latest
+    # refit planned (ranking.adaptive), inside the same caps (docs/ranking.md).
+    adaptive_assignment = models.BooleanField(
+        default=False,
+        help_text="Offer raters the pairs whose judgments shrink the leaderboard's uncertainty "
+        "most (updated at each refit), instead of the least-judged pair.",
+    )
 
     # LLM judges judge each pair in both orders; the leaderboard counts both games, or only
     # consistent verdicts (a pair whose two orders disagree counts as one tie).

@@ -123,3 +123,24 @@ class LeaderboardSnapshot(models.Model):
     @property
     def top_systems(self) -> list[dict[str, Any]]:
         return list(self.result.get("systems", []))[:3]
+
+
+class DesignStatus(models.Model):
+    """The stopping rule's reading of a study after its latest refit (ranking.design).
+
+    ``pairs``: one row per system pair of the human board (``a``, ``b`` names, ``difference``
+    and ``half_width`` in Elo, ``separated``, ``judgments_needed``); the studio's pairs page
+    shows it, so the page reads one row instead of fitting.
+    """
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="design_status")
+    computed_at = models.DateTimeField()
+    n_judgments = models.PositiveIntegerField(default=0)
+    level = models.PositiveSmallIntegerField(default=95)
+    pairs = models.JSONField(default=list, blank=True)
+    judgments_open = models.PositiveIntegerField(
+        default=0, help_text="Judgments the study's pairs can still take (their quotas)."
+    )
+
+    def __str__(self) -> str:
+        return f"design status of {self.study_id} at {self.computed_at:%Y-%m-%d %H:%M}"

@@ -444,7 +444,19 @@ def snapshot_refit_study(
             )
         )
     logger.info("refit %s (%s): snapshots %s", study.slug, trigger, [s.pk for s in snapshots])
+    _design_refresh(study, data)
     return snapshots
+
+
+def _design_refresh(study: Study, data: StudyData) -> None:
+    """The stopping rule and adaptive assignment's weights (ranking.design) follow each refit;
+    a failure there is logged and never fails the boards already stored."""
+    from .design import design_refresh
+
+    try:
+        design_refresh(study=study, data=data, params=params_resolve(Preset.DEFAULT))
+    except Exception:
+        logger.exception("design refresh of %s failed", study.slug)
 
 
 # --------------------------------------------------------------------------- background refits

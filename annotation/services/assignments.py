@@ -39,6 +39,7 @@ from ..selectors import (
     queue_plan,
     rater_queue_state,
 )
+from .adaptive import adaptive_claim_sql, is_adaptive, rank_bump_cte
 from .common import UNREAD, _Unread, insert_statement, mark_saved, model_insert
 
 CLAIM_ATTEMPTS = 8
@@ -235,19 +236,22 @@ LIMIT 1 {lock}
 """
 
 
-def claim_candidate_sql(*, n_excluded: int = 0, wait: bool = False) -> str:
-    """The claim statement (`_CLAIM_SQL`) for this database; its parameters: `claim_params`."""
+def claim_candidate_sql(*, n_excluded: int = 0, wait: bool = False, adaptive: bool = False) -> str:
+    """The claim statement (`_CLAIM_SQL`) for this database; its parameters: `claim_params`.
+
+    ``adaptive``: the same statement in the order an adaptive study's refit planned."""
     features = connection.features
     lock = ""
     if features.has_select_for_update:
         lock = "FOR UPDATE OF p" if wait else "FOR UPDATE OF p SKIP LOCKED"
-    return _CLAIM_SQL.format(
+    sql = _CLAIM_SQL.format(
         pair=Pair._meta.db_table,
         assignment=Assignment._meta.db_table,
         completion=Completion._meta.db_table,
         lock=lock,
         excluded=f"AND p.id NOT IN ({', '.join(['%s'] * n_excluded)})" if n_excluded else "",
     )
+    return adaptive_claim_sql(sql) if adaptive else sql
 
 
 def claim_params(*, rater: Rater, now: datetime, excluded: Sequence[int] = ()) -> list[Any]:
@@ -262,7 +266,17 @@ def claim_params(*, rater: Rater, now: datetime, excluded: Sequence[int] = ()) -
 
 
 def _claim_candidate(*, rater: Rater, now: datetime, excluded: list[int], wait: bool) -> int | None:
-    sql = claim_candidate_sql(n_excluded=len(excluded), wait=wait)
+    adaptive = is_adaptive(rater)
+    pair_id = _claim_run(rater=rater, now=now, excluded=excluded, wait=wait, adaptive=adaptive)
+    if pair_id is None and adaptive:  # priorities not written yet, or every one taken
+        pair_id = _claim_run(rater=rater, now=now, excluded=excluded, wait=wait, adaptive=False)
+    return pair_id
+
+
+def _claim_run(
+    *, rater: Rater, now: datetime, excluded: list[int], wait: bool, adaptive: bool
+) -> int | None:
+    sql = claim_candidate_sql(n_excluded=len(excluded), wait=wait, adaptive=adaptive)
     with hot_cursor() as cursor:
         cursor.execute(sql, claim_params(rater=rater, now=now, excluded=excluded))
         row = cursor.fetchone()
@@ -332,7 +346,7 @@ WITH room AS (
 ), leased AS (
   INSERT INTO {assignment} {columns} SELECT {placeholders} WHERE EXISTS (SELECT 1 FROM room)
   RETURNING id
-)
+){bump}
 SELECT (SELECT id FROM leased), p.study_id, p.context_id, p.completion_a_id, p.completion_b_id,
        p.n_judgments, p.quota, c.turns, ca.text, cb.text
 FROM {pair} p
@@ -352,7 +366,9 @@ def _lease_if_room(
         return None if pair is None else _lease(rater=rater, now=now, position=position, pair=pair)
     assignment = _new_lease(rater=rater, now=now, position=position, pair_id=pair_id)
     table, columns, placeholders, values = insert_statement(assignment, typed=True)
+    adaptive = is_adaptive(rater)
     sql = _LEASE_SQL.format(
+        bump=rank_bump_cte() if adaptive else "",
         pair=Pair._meta.db_table,
         assignment=table,
         context=DialogueContext._meta.db_table,
@@ -362,7 +378,7 @@ def _lease_if_room(
     )
     stamp = connection.ops.adapt_datetimefield_value(now)
     with hot_cursor() as cursor:
-        cursor.execute(sql, [pair_id, stamp, *values, pair_id])
+        cursor.execute(sql, [pair_id, stamp, *values, *([pair_id] if adaptive else []), pair_id])
         row = cursor.fetchone()
     if row is None or row[0] is None:
         return None

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from ..models import Assignment, Judgment, Pair, QualityCheckItem, Rater
 from ..selectors import QUEUE_COUNTS_SQL, hot_cursor, queue_state_from_counts
+from .adaptive import is_adaptive
 from .assignments import (
     _assignment_next,
     _Busy,
@@ -208,7 +209,9 @@ FROM ({queue}) queue
 
 
 @functools.cache
-def _submit_sql(table: str, columns: str, placeholders: str, claim_next: bool, vendor: str) -> str:
+def _submit_sql(
+    table: str, columns: str, placeholders: str, claim_next: bool, vendor: str, adaptive: bool
+) -> str:
     """The submit statement, built once per shape (it is sent on every round trip)."""
     return _SUBMIT_SQL.format(
         assignment=Assignment._meta.db_table,
@@ -216,7 +219,9 @@ def _submit_sql(table: str, columns: str, placeholders: str, claim_next: bool, v
         judgment=table,
         columns=columns,
         placeholders=placeholders,
-        candidate_cte=f", candidate AS ({claim_candidate_sql()})" if claim_next else "",
+        candidate_cte=f", candidate AS ({claim_candidate_sql(adaptive=adaptive)})"
+        if claim_next
+        else "",
         candidate_column=", (SELECT id FROM candidate)" if claim_next else "",
         queue=QUEUE_COUNTS_SQL.format(assignment=Assignment._meta.db_table),
     )
@@ -236,7 +241,9 @@ def _submit_in_one_statement(
         rater=rater, assignment=assignment, choice=choice, axes=axes, rationale=rationale, now=now
     )
     table, columns, placeholders, values = insert_statement(judgment, typed=True)
-    sql = _submit_sql(table, columns, placeholders, claim_next, connection.vendor)
+    sql = _submit_sql(
+        table, columns, placeholders, claim_next, connection.vendor, is_adaptive(rater)
+    )
     status = Assignment.Status
     params = [
         status.SUBMITTED.value,

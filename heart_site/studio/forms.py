@@ -35,7 +35,7 @@ GROUPS = {
     ],
     "Writers": ["writers_per_context"],
     "Quality control": ["quality_check_rate"],
-    "Pair design": ["pair_design", "pairs_per_context", "pair_seed"],
+    "Pair design": ["pair_design", "pairs_per_context", "pair_seed", "adaptive_assignment"],
     # The leaderboard's verdict rule and scale (docs/ranking.md).
     "Analysis": [
         "llm_games",
@@ -240,3 +240,15 @@ class ExclusionForm(forms.Form):
         choices=[("exclude", "Exclude"), ("include", "Include"), ("auto", "Automatic")]
     )
     reason = forms.CharField(max_length=500, required=False)
+
+
+class PlannerForm(forms.Form):
+    """The pairs preview's planner: the judgments a design needs for a half-width."""
+
+    half_width = forms.FloatField(
+        label="Wanted mean half-width (Elo)",
+        min_value=1.0,
+        max_value=1000.0,
+        required=False,
+        help_text="The 95% interval's half-width you want on the systems' Elo, e.g. 20.",
+    )

@@ -274,3 +274,92 @@ def pairs_preview(
         per_system_pair=sorted((a, b, n) for (a, b), n in counts.items()),
         per_context=context_rows,
     )
+
+
+# --- Design: the planner and the stopping rule ---------------------------------------------
+
+#: Mean weight of a 5-point verdict on the board (ties and "slightly" weigh 1, "much" 2; the
+#: simulation in benchmarks/bench_adaptive_sampling.py averages about 1.35).
+PLANNING_VERDICT_WEIGHT = 1.35
+
+
+@dataclass
+class DesignPlan:
+    """What a pair design promises: the expected mean half-width of the systems' intervals
+    when every pair gets its quota, and the judgments a wanted half-width needs."""
+
+    judgments: int
+    half_width: float | None
+    wanted: float | None = None
+    judgments_for_wanted: int | None = None
+    spread_from: str = "equal systems"
+
+
+def design_plan(
+    *, study: Study, per_system_pair: list[tuple[str, str, int]], wanted: float | None
+) -> DesignPlan:
+    """The planner: Fisher half-width of the planned design (ranking.adaptive, checked against
+    fitted simulations), with the systems as far apart as the latest human board says."""
+    import numpy as np
+
+    from ranking import adaptive
+    from ranking.selectors import snapshot_latest
+
+    names = sorted({a for a, _, _ in per_system_pair} | {b for _, b, _ in per_system_pair})
+    index = {name: i for i, name in enumerate(names)}
+    counts = np.zeros((len(names), len(names)))
+    for a, b, n in per_system_pair:
+        counts[index[a], index[b]] += n * study.judgments_per_pair
+        counts[index[b], index[a]] += n * study.judgments_per_pair
+    judgments = int(counts.sum() // 2)
+    if len(names) < 2 or not judgments:
+        return DesignPlan(judgments=judgments, half_width=None, wanted=wanted)
+    theta, spread_from = np.zeros(len(names)), "equal systems"
+    snapshot = snapshot_latest(study, judges="human", subset="all")
+    if snapshot is not None and snapshot.result.get("systems"):
+        elo = {row["system"]: row["elo"] for row in snapshot.result["systems"]}
+        theta = np.array([(elo.get(n) or 1500.0) - 1500.0 for n in names]) / adaptive.ELO_SCALE
+        spread_from = "the latest human leaderboard"
+    weight = PLANNING_VERDICT_WEIGHT
+    plan = DesignPlan(
+        judgments=judgments,
+        half_width=round(adaptive.mean_half_width(theta, counts, verdict_weight=weight), 1),
+        wanted=wanted,
+        spread_from=spread_from,
+    )
+    if wanted:
+        plan.judgments_for_wanted = adaptive.judgments_for_half_width(
+            theta, counts, wanted, verdict_weight=weight
+        )
+    return plan
+
+
+def study_system_pairs(*, study: Study) -> list[tuple[str, str, int]]:
+    """The study's stored pairs per system pair (names), for the planner."""
+
+    rows = (
+        Pair.objects.filter(study=study)
+        .values_list("completion_a__system__name", "completion_b__system__name")
+        .annotate(n=Count("id"))
+    )
+    return [(a, b, n) for a, b, n in rows]
+
+
+def design_status(*, study: Study) -> dict | None:
+    """The stopping rule's reading stored by the latest refit (ranking.design), for the page."""
+    from ranking.models import DesignStatus
+
+    status = DesignStatus.objects.filter(study=study).first()
+    if status is None:
+        return None
+    open_pairs = [p for p in status.pairs if not p["separated"]]
+    needed = [p["judgments_needed"] for p in open_pairs if p["judgments_needed"] is not None]
+    return {
+        "status": status,
+        "separated": len(status.pairs) - len(open_pairs),
+        "total": len(status.pairs),
+        "open_pairs": open_pairs,
+        "needed_most": max(needed, default=0),
+        "needed_sum": sum(needed),
+        "ties": sum(p["judgments_needed"] is None for p in open_pairs),
+    }

@@ -26,7 +26,15 @@ from heart_site.material_formats import EXAMPLES, Detection, schema_text
 from heart_site.models import ImportJob, ImportKind
 
 from . import selectors, services
-from .forms import DETECT, ExclusionForm, PairDesignForm, StudyEditForm, StudyForm, UploadForm
+from .forms import (
+    DETECT,
+    ExclusionForm,
+    PairDesignForm,
+    PlannerForm,
+    StudyEditForm,
+    StudyForm,
+    UploadForm,
+)
 
 if TYPE_CHECKING:
     from heart_site.middleware import AuthenticatedHttpRequest, HtmxHttpRequest
@@ -240,6 +248,7 @@ def pairs(request: HttpRequest, slug: str) -> HttpResponse:
             messages.success(request, "Pairs designed: " + "; ".join(report.lines()) + ".")
             return redirect("studio:pairs", slug=study.slug)
         preview = selectors.pairs_preview(study=study, **options)
+    planner = PlannerForm(request.GET if "half_width" in request.GET else None)
     return render(
         request,
         "studio/pairs.html",
@@ -247,9 +256,22 @@ def pairs(request: HttpRequest, slug: str) -> HttpResponse:
             "study": study,
             "form": form,
             "preview": preview,
+            "planner": planner,
+            "plan": _design_plan(study, preview, planner),
+            "design_status": selectors.design_status(study=study),
             "rows": selectors.study_checklist(study=study),
         },
     )
+
+
+def _design_plan(study, preview, planner: PlannerForm):
+    wanted = planner.cleaned_data.get("half_width") if planner.is_valid() else None
+    per_system_pair = (
+        preview.per_system_pair
+        if preview is not None and preview.new_pairs
+        else selectors.study_system_pairs(study=study)
+    )
+    return selectors.design_plan(study=study, per_system_pair=per_system_pair, wanted=wanted)
 
 
 # --- Raters: pay and clean ------------------------------------------------------------------

@@ -1,0 +1,127 @@
+"""The design's side of a refit: the stopping rule's reading and adaptive assignment's weights.
+
+Runs after the boards are fitted (`ranking.services.snapshot_refit_study`), on the human
+board's verdicts: human raters are the ones the assignment engine serves. A quick Fisher fit
+(no bootstrap) gives the log-strengths; `ranking.adaptive` does the maths; this module loads and
+stores: `DesignStatus` (what the studio's pairs page shows) and, for a study with adaptive
+assignment on, one `annotation.PairPriority` row per pair (what the claim reads).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+
+import numpy as np
+from django.db.models import F, Sum
+from django.utils import timezone
+
+from annotation.models import Pair, PairPriority
+from completions.models import Study
+
+from . import adaptive, board, bradley_terry
+from .models import DesignStatus
+
+#: Judgments planned ahead at each refit: the study's open places, within these bounds.
+BATCH_MIN, BATCH_MAX = 50, 2000
+WRITE_BATCH = 2000
+
+
+def design_refresh(*, study: Study, data, params: dict) -> DesignStatus:
+    """Store the stopping rule's reading and, when the study is adaptive, the pairs' order."""
+    judgments = data.select(judges="human")
+    systems = [str(name) for name in data.systems.index]
+    comparisons = board.comparisons_from_judgments(
+        judgments, weights=params["weights"], ties=params["ties"]
+    )
+    theta, counts, weight = _fit_inputs(comparisons, systems)
+    open_places = _open_places(study)
+    status = _status_store(study, systems, theta, counts, weight, params, len(judgments))
+    status.judgments_open = open_places
+    status.save(update_fields=["judgments_open"])
+    if study.adaptive_assignment and systems:
+        batch = int(np.clip(open_places, BATCH_MIN, BATCH_MAX))
+        weights = adaptive.pair_weights(theta, counts, batch=batch, verdict_weight=weight)
+        priorities_write(study=study, systems=systems, weights=weights)
+    return status
+
+
+def _fit_inputs(comparisons, systems: list[str]):
+    if not len(comparisons) or not systems:
+        k = len(systems)
+        return np.zeros(k), np.zeros((k, k)), 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bradley_terry.BradleyTerryWarning)
+        table = bradley_terry.fit(comparisons, ci=None)
+    return adaptive.fit_inputs(comparisons, table, systems)
+
+
+def _open_places(study: Study) -> int:
+    left = Pair.objects.filter(study=study).aggregate(n=Sum(F("quota") - F("n_judgments")))
+    return max(int(left["n"] or 0), 0)
+
+
+def _status_store(study, systems, theta, counts, weight, params, n_judgments) -> DesignStatus:
+    statuses = (
+        adaptive.pair_statuses(theta, counts, alpha=params["alpha"], verdict_weight=weight)
+        if len(systems) > 1
+        else []
+    )
+    rows = [
+        {
+            "a": systems[s.a],
+            "b": systems[s.b],
+            "difference": round(s.difference, 1),
+            "half_width": round(s.half_width, 1),
+            "separated": s.separated,
+            "judgments_needed": s.judgments_needed,
+            "judged": int(counts[s.a, s.b]),
+        }
+        for s in statuses
+        if counts[s.a, s.b] or s.separated
+    ]
+    rows.sort(key=lambda r: (r["separated"], -r["half_width"]))
+    status, _ = DesignStatus.objects.update_or_create(
+        study=study,
+        defaults={
+            "computed_at": timezone.now(),
+            "n_judgments": n_judgments,
+            "level": round(100 * (1 - params["alpha"])),
+            "pairs": rows,
+        },
+    )
+    return status
+
+
+def priorities_write(*, study: Study, systems: list[str], weights: np.ndarray) -> int:
+    """One `PairPriority` per pair of the study: rate = its system pair's weight shared by that
+    system pair's open pairs, rank = Exp(1) / rate. Written in batches of their own
+    transactions, so a lease's rank update never waits long for the refit."""
+    index = {name: i for i, name in enumerate(systems)}
+    rows = list(
+        Pair.objects.filter(study=study).values_list(
+            "id", "completion_a__system__name", "completion_b__system__name", "n_judgments", "quota"
+        )
+    )
+    open_rows: dict[tuple[int, int], int] = defaultdict(int)
+    keyed = []
+    for pair_id, a, b, judged, quota in rows:
+        key = (index.get(a, -1), index.get(b, -1))
+        keyed.append((pair_id, key))
+        open_rows[key] += judged < quota
+    rng = np.random.default_rng()
+    draws = rng.exponential(size=len(keyed))
+    floor = 1e-9
+    objects = []
+    for (pair_id, (i, j)), draw in zip(keyed, draws, strict=True):
+        share = weights[i, j] if i >= 0 and j >= 0 else 0.0
+        rate = max(share / max(open_rows[(i, j)], 1), floor)
+        objects.append(PairPriority(pair_id=pair_id, study=study, rank=draw / rate, rate=rate))
+    for start in range(0, len(objects), WRITE_BATCH):
+        PairPriority.objects.bulk_create(
+            objects[start : start + WRITE_BATCH],
+            update_conflicts=True,
+            unique_fields=["pair"],
+            update_fields=["rank", "rate"],
+        )
+    return len(objects)
