@@ -166,7 +166,7 @@ def _item_url(study) -> str:
     return reverse("annotation:item", kwargs={"invite_token": study.invite_token})
 
 
-@role("rater")
+@role("public")  # open to anyone with the link, as the consent page is
 def rater_break(request: HttpRequest, invite_token: str) -> HttpResponse:
     """A pause page; the time on task starts again from here."""
     study = access_study_for_rater(invite_token)
@@ -180,7 +180,7 @@ def _break_response(request: HttpRequest, context: dict) -> HttpResponse:
     return response
 
 
-@role("rater")
+@role("public")  # open to anyone with the link, as the consent page is
 def rater_support(request: HttpRequest, invite_token: str) -> HttpResponse:
     study = access_study_for_rater(invite_token)
     rater = rater_from_session(request, study)
@@ -244,14 +244,14 @@ def writer_skip(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "care/skip.html", context)
 
 
-@role("writer")
+@role("public")  # open to anyone with the link, as the consent page is
 def writer_break(request: HttpRequest, invite_token: str) -> HttpResponse:
     ws = access_settings_for_writer(invite_token)
     url = reverse("writing:home", kwargs={"invite_token": ws.invite_token})
     return _break_response(request, {"ws": ws, "continue_url": url, "brand": "writer"})
 
 
-@role("writer")
+@role("public")  # open to anyone with the link, as the consent page is
 def writer_support(request: HttpRequest, invite_token: str) -> HttpResponse:
     ws = access_settings_for_writer(invite_token)
     writer = writer_from_request(request, ws.study)
