@@ -50,7 +50,9 @@ def break_due(request: HttpRequest, minutes: int) -> tuple[bool, int | None]:
 
 def remember_since(response: HttpResponse, since: int | None) -> HttpResponse:
     if since is not None:
-        response.set_cookie(SINCE_COOKIE, str(since), max_age=12 * 3600, samesite="Lax")
+        response.set_cookie(
+            SINCE_COOKIE, str(since), max_age=12 * 3600, samesite="Lax", httponly=True
+        )
     return response
 
 

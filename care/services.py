@@ -67,6 +67,15 @@ def qualification_answer(
     return AnswerResult(answer=answer, care=care)
 
 
+@transaction.atomic
+def qualification_finish(*, rater: Rater, now: datetime | None = None) -> RaterCare:
+    """Decide now (a study with qualification on but no items defined passes everyone)."""
+    care, _ = RaterCare.objects.select_for_update().get_or_create(rater=rater)
+    if care.qualification in ("", Qualification.STARTED):
+        _qualification_decide(rater=rater, care=care, now=now or timezone.now())
+    return care
+
+
 def _qualification_decide(*, rater: Rater, care: RaterCare, now: datetime) -> None:
     answers = QualificationAnswer.objects.filter(
         rater=rater, item__phase=QualificationItem.Phase.QUALIFICATION

@@ -35,6 +35,7 @@ from .services import (
     assignment_skip,
     outcome_code,
     qualification_answer,
+    qualification_finish,
     rater_stop,
     writer_stop,
     writing_skip,
@@ -57,9 +58,11 @@ def qualify(request: HttpRequest, rater: Rater) -> HttpResponse:
     if care is not None and care.qualification in ("passed", "failed"):
         return _after_qualification(care, study)
     step = qualification_step(rater=rater)
-    if step.item is None:  # nothing to answer (no items defined): decided on the way out
-        return redirect("annotation:item", invite_token=study.invite_token)
+    if step.item is None:  # nothing (more) to answer, e.g. no items defined: decide now
+        return _after_qualification(qualification_finish(rater=rater), study)
     form = QualificationAnswerForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and request.POST.get("number") != str(step.number):
+        return redirect("care:qualify", invite_token=study.invite_token)  # an older page
     if request.method == "POST" and form.is_valid():
         result = qualification_answer(
             rater=rater, item=step.item, choice=form.cleaned_data["choice"]
@@ -80,11 +83,8 @@ def qualify(request: HttpRequest, rater: Rater) -> HttpResponse:
 
 
 def _after_qualification(care: RaterCare, study) -> HttpResponse:
-    if care.qualification == RaterCare.Qualification.FAILED:
-        return redirect("care:qualify_result", invite_token=study.invite_token)
-    if care.qualification == RaterCare.Qualification.PASSED:
-        return redirect("care:qualify_result", invite_token=study.invite_token)
-    return redirect("care:qualify", invite_token=study.invite_token)
+    decided = care.qualification in ("passed", "failed")
+    return redirect("care:qualify_result" if decided else "care:qualify", study.invite_token)
 
 
 def _stop_url(study) -> str:

@@ -15,7 +15,7 @@ from django.utils.html import escape
 
 from annotation.models import Assignment, Judgment, Rater
 from care.hooks import SINCE_COOKIE
-from care.models import CareSettings, ContentNote, Skip
+from care.models import CareSettings, ContentNote, QualificationAnswer, Skip
 from care.selectors import care_forget
 from care.services import qualification_items_seed_from_rubric
 from completions.writing.services import writing_settings
@@ -49,7 +49,9 @@ def _answer(client, study, right: bool):
     items = QualificationItem.objects.filter(study=study)
     item = next(i for i in items if escape(i.text_a) in page)
     good = 1 if item.expected == "a" else 5
-    return client.post(f"/r/{study.invite_token}/qualify/", {"choice": good if right else 6 - good})
+    number = re.search(r'name="number" value="(\d+)"', page).group(1)
+    data = {"choice": good if right else 6 - good, "number": number}
+    return client.post(f"/r/{study.invite_token}/qualify/", data)
 
 
 def test_a_qualifying_rater_trains_with_feedback_then_passes_to_real_items(client):
@@ -59,7 +61,10 @@ def test_a_qualifying_rater_trains_with_feedback_then_passes_to_real_items(clien
     assert client.get(item_url).url == f"/r/{study.invite_token}/qualify/"
     page = client.get(f"/r/{study.invite_token}/qualify/").content.decode()
     assert "Practice item 1 of 5" in page and "csrfmiddlewaretoken" in page
-    feedback = client.post(f"/r/{study.invite_token}/qualify/", {"choice": "3"}, follow=True)
+    stale = client.post(f"/r/{study.invite_token}/qualify/", {"choice": "3", "number": "4"})
+    assert stale.status_code == 302 and not QualificationAnswer.objects.exists()
+    data = {"choice": "3", "number": "1"}
+    feedback = client.post(f"/r/{study.invite_token}/qualify/", data, follow=True)
     html = feedback.content.decode()
     assert "Most raters chose differently" in html and "Most raters prefer" in html
     assert "because it shows" in html
@@ -270,3 +275,14 @@ def test_the_studio_care_page_is_for_study_admins_only(client):
     client.force_login(user)
     assert client.get(url).status_code == 403
     assert client.post(f"{url}seed/").status_code == 403
+
+
+def test_qualification_on_without_items_lets_raters_through(client):
+    study = build_study(n_contexts=1, quality_check_rate=0, slug="no-items")
+    CareSettings.objects.create(study=study, qualification_enabled=True)
+    care_forget(study=study)
+    rater = _enter(client, study)
+    response = client.get(f"/r/{study.invite_token}/item/", follow=True)
+    assert "You can start the study" in response.content.decode()
+    assert rater.care.qualification == "passed"
+    assert SUBMIT.search(client.get(f"/r/{study.invite_token}/item/").content.decode())
