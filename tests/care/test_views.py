@@ -286,3 +286,16 @@ def test_qualification_on_without_items_lets_raters_through(client):
     assert "You can start the study" in response.content.decode()
     assert rater.care.qualification == "passed"
     assert SUBMIT.search(client.get(f"/r/{study.invite_token}/item/").content.decode())
+
+
+def test_a_writers_skip_and_stop_need_the_csrf_token_and_their_own_link(client):
+    study = build_writing_study(n_contexts=1)
+    invite = _writer_enter(client, study)
+    page = client.get(f"/w/{invite}/write/").content.decode()
+    skip_url = re.search(r'href="(/w/t/[^"]+/skip/)"', page).group(1)
+    strict = Client(enforce_csrf_checks=True)
+    strict.cookies = client.cookies
+    assert strict.post(skip_url, {}).status_code == 403
+    assert strict.post(f"/w/{invite}/stop/", {}).status_code == 403
+    assert Client().get(skip_url).status_code == 404  # another browser: not their text
+    assert not Skip.objects.exists()
