@@ -379,7 +379,7 @@ def _render_item(
         # A <title> at the fragment's top level becomes the tab's title (htmx takes it out):
         # the tab follows the item, as the full page's title does (annotation/item.html).
         title = f"<title>Item {number} of {total}{RATER_TITLE_SUFFIX}</title>"
-        return remember_since(HttpResponse(title + html, status=status), care.since)
+        return HttpResponse(title + html, status=status)  # the full item page set the timer
     context["item_html"] = mark_safe(html)  # noqa: S308 - Jinja2 escaped every value (autoescape)
     response = render(request, "annotation/item.html", context, status=status)
     return remember_since(response, care.since)
