@@ -299,3 +299,15 @@ def test_a_writers_skip_and_stop_need_the_csrf_token_and_their_own_link(client):
     assert strict.post(f"/w/{invite}/stop/", {}).status_code == 403
     assert Client().get(skip_url).status_code == 404  # another browser: not their text
     assert not Skip.objects.exists()
+
+
+def test_a_writer_is_prompted_to_take_a_break_after_the_set_time(client):
+    study = build_writing_study(n_contexts=1)
+    CareSettings.objects.create(study=study, break_after_minutes=30)
+    care_forget(study=study)
+    invite = _writer_enter(client, study)
+    first = client.get(f"/w/{invite}/write/")
+    assert SINCE_COOKIE in first.cookies and b"Time for a break?" not in first.content
+    client.cookies[SINCE_COOKIE] = str(int(time.time()) - 31 * 60)
+    assert b"Time for a break?" in client.get(f"/w/{invite}/write/").content
+    assert client.get(f"/w/{invite}/break/").cookies[SINCE_COOKIE].value == ""
