@@ -24,6 +24,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_ratelimit.core import is_ratelimited
 
+from care.hooks import item_care, rater_gate, remember_since
 from completions.access import role
 from completions.models import Study, StudyStatus
 
@@ -211,6 +212,8 @@ def _may_finish(study: Study) -> bool:
 @rater_required
 def item(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
     study = rater.study
+    if gate := rater_gate(rater):  # qualification first; nothing after failing or stopping
+        return gate
     if study.status in (StudyStatus.CLOSED, StudyStatus.DRAFT):
         return _notice_page(request, NOT_OPEN_NOTICES[study.status], study)
     allow_new = study.is_open
@@ -291,6 +294,8 @@ def heartbeat(request: HtmxHttpRequest, token: str) -> HttpResponse:
 def done(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
     """The completion code, for raters who did work; never for an empty queue."""
     study = rater.study
+    if gate := rater_gate(rater):
+        return gate
     if study.status in (StudyStatus.PAUSED, StudyStatus.DRAFT):
         return _notice_page(request, NOT_OPEN_NOTICES[study.status], study)
     if study.is_open and assignment_next(rater=rater) is not None:
@@ -371,15 +376,17 @@ def _render_item(
         "scale": SCALE_TEXT,
         "chosen": str(chosen) if chosen is not None else None,
         "rationale_max": str(study.rationale_max_chars),
+        "care": (care := item_care(request, study, assignment)),
     }
     html = ITEM_FRAGMENT.render(context, request)
     if request.htmx:
         # A <title> at the fragment's top level becomes the tab's title (htmx takes it out):
         # the tab follows the item, as the full page's title does (annotation/item.html).
         title = f"<title>Item {number} of {total}{RATER_TITLE_SUFFIX}</title>"
-        return HttpResponse(title + html, status=status)
+        return HttpResponse(title + html, status=status)  # the full item page set the timer
     context["item_html"] = mark_safe(html)  # noqa: S308 - Jinja2 escaped every value (autoescape)
-    return render(request, "annotation/item.html", context, status=status)
+    response = render(request, "annotation/item.html", context, status=status)
+    return remember_since(response, care.since)
 
 
 # The judging item, rendered by Jinja2 (settings.TEMPLATES): the round trip's page.

@@ -214,6 +214,7 @@ def load_demo(*, stdout=None) -> Study:
     from annotation.quality import quality_items_seed_from_rubric
 
     quality_items_seed_from_rubric(study=study)
+    _demo_care(study)
     if study.status == StudyStatus.DRAFT:  # it has its pairs now; a later pause or close stays
         from heart_site.studio.services import study_set_status
 
@@ -226,6 +227,17 @@ def load_demo(*, stdout=None) -> Study:
         if stdout:
             stdout.write(f"Demo LLM endpoints not registered: {exc}")
     return study
+
+
+def _demo_care(study: Study) -> None:
+    """Qualification on, with items from the rubric (a setting the admin changes stays)."""
+    from care.models import CareSettings
+    from care.selectors import care_forget
+    from care.services import qualification_items_seed_from_rubric
+
+    CareSettings.objects.get_or_create(study=study, defaults={"qualification_enabled": True})
+    qualification_items_seed_from_rubric(study=study)
+    care_forget(study=study)
 
 
 DEMO_WRITING_CONTEXTS = 6

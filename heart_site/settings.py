@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "annotation",
     "labelling",
     "ranking",
+    "care",  # qualification, content notes, skips, breaks, support, stopping early
     "heart_site",  # wires the apps together: the demo loader
 ]
 

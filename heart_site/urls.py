@@ -25,6 +25,7 @@ urlpatterns = [
     path("formats/<str:kind>.schema.json", studio_views.format_schema, name="format_schema"),
     path("metrics", metrics, name="metrics"),
     path("", studio_views.home, name="home"),
+    path("", include("care.urls")),
     path("", include("annotation.urls")),
     path("", include("completions.writing.urls")),
     path("", include("heart_site.writers_urls")),

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
+from care.hooks import remember_since, writer_stopped, writing_care
 from completions.access import is_writer, role
 
 from .access import (
@@ -125,6 +126,8 @@ def home(request: HttpRequest, writer: Writer, ws: WritingSettings) -> HttpRespo
 
 @writer_required
 def write(request: HttpRequest, writer: Writer, ws: WritingSettings) -> HttpResponse:
+    if writer_stopped(writer):  # stopped early: no new conversation
+        return redirect("care:writer_stop", invite_token=ws.invite_token)
     writing = writing_next(writer=writer)
     if writing is None:
         return redirect("writing:done", invite_token=ws.invite_token)
@@ -159,8 +162,10 @@ def _render_write(
         "saved_at": _millis(writing.draft_saved_at),
         "submit_url": reverse("writing:submit", kwargs={"token": writing.token}),
         "save_url": reverse("writing:save", kwargs={"token": writing.token}),
+        "care": (care := writing_care(request, ws, writing)),
     }
-    return render(request, "writing/write.html", context, status=status)
+    response = render(request, "writing/write.html", context, status=status)
+    return remember_since(response, care.since)
 
 
 def _millis(moment) -> str:

@@ -59,6 +59,12 @@ def _table(rows) -> Iterator[bytes]:
     return csv_blocks(header, iter([[_cell(v) for v in row] for row in body]))
 
 
+def _time_worked(study: Study) -> Iterator[bytes]:
+    from care.selectors import TIME_FIELDS, time_worked_rows
+
+    return _csv(TIME_FIELDS, time_worked_rows(study))
+
+
 def _leaderboard(study: Study) -> Iterator[bytes]:
     result = services.leaderboard_current(study, judges="all", subset="all")
     return _table(tables.leaderboard_rows(result))
@@ -109,5 +115,8 @@ DOWNLOADS = {
         ),
         Download("leaderboard.csv", "Leaderboard, all judges (CSV)", CSV, _leaderboard),
         Download("agreement.csv", "Agreement statistics (CSV)", CSV, _agreement),
+        Download(
+            "time-worked.csv", "Time worked for payment, pseudonymous (CSV)", CSV, _time_worked
+        ),
     ]
 }

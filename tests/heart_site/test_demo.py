@@ -58,3 +58,15 @@ def test_the_demo_prints_a_writer_link_that_answers(client):
     client.post(entry.redirect_chain[-1][0], {"agree": "on"})
     write = client.get(url.removeprefix("http://testserver") + "write/")
     assert write.status_code == 200 and b"Your reply as the supporter" in write.content
+
+
+def test_the_demo_study_asks_raters_to_qualify_first(client):
+    from care.models import CareSettings
+
+    study = load_demo()
+    assert CareSettings.objects.get(study=study).qualification_enabled
+    assert study.qualification_items.filter(phase="training").count() == 2
+    client.get(f"/r/{study.invite_token}/")
+    client.post(f"/r/{study.invite_token}/consent/", {"agree": "on"})
+    assert client.get(f"/r/{study.invite_token}/item/").url.endswith("/qualify/")
+    assert b"Practice item 1 of 5" in client.get(f"/r/{study.invite_token}/qualify/").content

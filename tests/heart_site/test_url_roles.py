@@ -57,6 +57,10 @@ URL_KWARGS = {
     "labelling:adjudicate": {"token": lambda f: f["sample"].items.first().token},
     "downloads:hold": {"pk": lambda f: f["release_hold"].pk, "action": "keep-out"},
     "format_schema": {"kind": "contexts"},
+    "care:writer_skip": {"token": lambda f: f["writing"].token},
+    "care:writer_break": {"invite_token": lambda f: f["writing_settings"].invite_token},
+    "care:writer_support": {"invite_token": lambda f: f["writing_settings"].invite_token},
+    "care:writer_stop": {"invite_token": lambda f: f["writing_settings"].invite_token},
 }
 # Per URL namespace, for keywords whose value depends on the area (writer links, texts).
 NAMESPACE_KWARGS = {

@@ -1,0 +1,291 @@
+"""Reads for care: a study's settings and content notes (kept per process for a minute, as
+they are read on the rater round trip), qualification progress and the admin's summaries."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from annotation.models import Rater
+from completions.models import DialogueContext, Study
+from completions.writing.models import Writer
+
+from .models import (
+    CareSettings,
+    ContentNote,
+    QualificationAnswer,
+    QualificationItem,
+    RaterCare,
+    Skip,
+)
+
+CACHE_TTL = 60.0
+_settings_cache: dict[tuple, tuple[float, CareSettings]] = {}
+_notes_cache: dict[tuple, tuple[float, dict[int, str]]] = {}
+
+
+def _key(study: Study) -> tuple:
+    return (study.pk, study.created_at)  # a recreated study never reads an old entry
+
+
+def care_settings(*, study: Study) -> CareSettings:
+    """The study's care settings (defaults when it has none), kept a minute per process."""
+    cached = _settings_cache.get(_key(study))
+    if cached is not None and cached[0] > time.monotonic():
+        return cached[1]
+    found = CareSettings.objects.filter(study=study).first() or CareSettings(study=study)
+    _settings_cache[_key(study)] = (time.monotonic() + CACHE_TTL, found)
+    return found
+
+
+def care_forget(*, study: Study) -> None:
+    """Drop this process's copies after an admin changed settings or notes."""
+    _settings_cache.pop(_key(study), None)
+    _notes_cache.pop(_key(study), None)
+
+
+def screening_note(context_meta: dict, problem_type: str, emotion_type: str) -> str:
+    """A note for a context whose screening found distress signals ("" when it found none)."""
+    signals = (context_meta or {}).get("screening", {}).get("signals") or []
+    if not signals:
+        return ""
+    topics = [t for t in (problem_type, emotion_type) if t]
+    about = " and ".join(topics) if topics else "personal difficulties"
+    return f"This conversation touches on {about}, and the person describes distress."
+
+
+def content_notes(*, study: Study) -> dict[int, str]:
+    """Context id -> content note: the admin's notes, else the screening's (if turned on)."""
+    cached = _notes_cache.get(_key(study))
+    if cached is not None and cached[0] > time.monotonic():
+        return cached[1]
+    notes: dict[int, str] = {}
+    if care_settings(study=study).notes_from_screening:
+        flagged = DialogueContext.objects.filter(
+            study=study, metadata__screening__signals__0__isnull=False
+        ).values_list("pk", "metadata", "problem_type", "emotion_type")
+        for pk, meta, problem, emotion in flagged:
+            if note := screening_note(meta, problem, emotion):
+                notes[pk] = note
+    for context_id, text in ContentNote.objects.filter(context__study=study).values_list(
+        "context_id", "text"
+    ):
+        notes[context_id] = text
+    _notes_cache[_key(study)] = (time.monotonic() + CACHE_TTL, notes)
+    return notes
+
+
+def support_links(settings: CareSettings) -> list[tuple[str, str]]:
+    """The 'label | address' lines as (label, address); lines without an https address drop."""
+    links = []
+    for line in settings.support_links.splitlines():
+        label, _, url = line.rpartition("|")
+        url, label = url.strip(), label.strip()
+        if url.startswith(("https://", "http://")):
+            links.append((label or url, url))
+    return links
+
+
+# --- Qualification ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QualificationStep:
+    item: QualificationItem | None  # the next item to answer; None when both blocks are done
+    number: int
+    total: int
+    n_training: int
+
+
+def qualification_step(*, rater: Rater) -> QualificationStep:
+    items = list(QualificationItem.objects.filter(study_id=rater.study_id))
+    items.sort(key=lambda i: (i.phase != QualificationItem.Phase.TRAINING, i.position, i.pk))
+    answered = set(
+        QualificationAnswer.objects.filter(rater=rater).values_list("item_id", flat=True)
+    )
+    pending = [i for i in items if i.pk not in answered]
+    n_training = sum(1 for i in items if i.phase == QualificationItem.Phase.TRAINING)
+    return QualificationStep(
+        item=pending[0] if pending else None,
+        number=len(items) - len(pending) + 1,
+        total=len(items),
+        n_training=n_training,
+    )
+
+
+def rater_care(*, rater: Rater) -> RaterCare | None:
+    return RaterCare.objects.filter(rater=rater).first()
+
+
+@dataclass(frozen=True)
+class ItemDifficulty:
+    item: QualificationItem
+    answers: int
+    correct: int
+
+    @property
+    def share_right(self) -> float | None:
+        return self.correct / self.answers if self.answers else None
+
+
+def qualification_summary(*, study: Study) -> dict:
+    """Pass rate of finished qualifications and each item's share of right answers."""
+    outcomes = RaterCare.objects.filter(rater__study=study).aggregate(
+        passed=Count("pk", filter=Q(qualification=RaterCare.Qualification.PASSED)),
+        failed=Count("pk", filter=Q(qualification=RaterCare.Qualification.FAILED)),
+    )
+    finished = outcomes["passed"] + outcomes["failed"]
+    items = QualificationItem.objects.filter(study=study).annotate(
+        n=Count("answers"), right=Count("answers", filter=Q(answers__correct=True))
+    )
+    return {
+        **outcomes,
+        "finished": finished,
+        "pass_rate": outcomes["passed"] / finished if finished else None,
+        "items": [ItemDifficulty(item=i, answers=i.n, correct=i.right) for i in items],
+    }
+
+
+# --- What the admin sees --------------------------------------------------------------------
+
+
+def skips_per_context(*, study: Study) -> list[dict]:
+    """Contexts by how many people skipped them (most first): a signal about the material."""
+    return list(
+        Skip.objects.filter(study=study)
+        .values("context__external_id")
+        .annotate(
+            raters=Count("pk", filter=Q(rater__isnull=False)),
+            writers=Count("pk", filter=Q(writer__isnull=False)),
+            total=Count("pk"),
+        )
+        .order_by("-total", "context__external_id")
+    )
+
+
+@dataclass(frozen=True)
+class PersonCare:
+    kind: str  # "rater" or "writer"
+    pseudonym: str
+    skips: int
+    stopped_at: datetime | None
+    seconds_worked: int | None
+    outcome: str
+
+
+def _seconds(start: datetime | None, end: datetime | None) -> int | None:
+    if start is None or end is None:
+        return None
+    return max(0, int((end - start).total_seconds()))
+
+
+def rater_time_rows(*, study: Study) -> list[PersonCare]:
+    """Per rater: skips, stop and time worked (consent to stop, or to their last answer)."""
+    raters = (
+        Rater.objects.filter(study=study, consented_at__isnull=False)
+        .select_related("care")
+        .annotate(
+            last_judged=Max("judgments__submitted_at"),
+            last_qualified=Max("qualification_answers__answered_at"),
+        )
+        .order_by("created_at", "pk")
+    )
+    skips = dict(
+        Skip.objects.filter(study=study, rater__isnull=False)
+        .values_list("rater_id")
+        .annotate(n=Count("pk"))
+    )
+    rows = []
+    for rater in raters:
+        care = getattr(rater, "care", None)
+        stopped = care.stopped_at if care else None
+        last = max(filter(None, [rater.last_judged, rater.last_qualified]), default=None)
+        worked = care.seconds_worked if stopped else _seconds(rater.consented_at, last)
+        rows.append(
+            PersonCare(
+                kind="rater",
+                pseudonym=rater.pseudonym,
+                skips=skips.get(rater.pk, 0),
+                stopped_at=stopped,
+                seconds_worked=worked,
+                outcome=_rater_outcome(care),
+            )
+        )
+    return rows
+
+
+def _rater_outcome(care: RaterCare | None) -> str:
+    if care is None:
+        return ""
+    if care.stopped_at:
+        return f"stopped ({care.stop_outcome})"
+    if care.qualification == RaterCare.Qualification.FAILED:
+        return "screened out"
+    return ""
+
+
+def writer_time_rows(*, study: Study) -> list[PersonCare]:
+    writers = (
+        Writer.objects.filter(study=study, consented_at__isnull=False)
+        .select_related("care")
+        .annotate(last_written=Max("writings__submitted_at"))
+        .order_by("created_at", "pk")
+    )
+    skips = dict(
+        Skip.objects.filter(study=study, writer__isnull=False)
+        .values_list("writer_id")
+        .annotate(n=Count("pk"))
+    )
+    rows = []
+    for writer in writers:
+        care = getattr(writer, "care", None)
+        rows.append(
+            PersonCare(
+                kind="writer",
+                pseudonym=writer.pseudonym,
+                skips=skips.get(writer.pk, 0),
+                stopped_at=care.stopped_at if care else None,
+                seconds_worked=(
+                    care.seconds_worked
+                    if care
+                    else _seconds(writer.consented_at, writer.last_written)
+                ),
+                outcome=f"stopped ({care.stop_outcome})" if care else "",
+            )
+        )
+    return rows
+
+
+def seconds_worked_until(*, start: datetime | None, now: datetime | None = None) -> int:
+    return _seconds(start, now or timezone.now()) or 0
+
+
+TIME_FIELDS = [
+    "role",
+    "pseudonym",
+    "seconds_worked",
+    "minutes_worked",
+    "skips",
+    "stopped",
+    "outcome",
+]
+
+
+def time_worked_rows(study: Study):
+    """The payment table, pseudonymous ids only (the Downloads page's CSV)."""
+    for row in [*rater_time_rows(study=study), *writer_time_rows(study=study)]:
+        yield {
+            "role": row.kind,
+            "pseudonym": row.pseudonym,
+            "seconds_worked": row.seconds_worked,
+            "minutes_worked": None
+            if row.seconds_worked is None
+            else round(row.seconds_worked / 60, 1),
+            "skips": row.skips,
+            "stopped": row.stopped_at is not None,
+            "outcome": row.outcome,
+        }
