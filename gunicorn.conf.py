@@ -30,7 +30,7 @@ max_requests_jitter = 2000
 timeout = 30
 graceful_timeout = 30
 
-# Metrics (heart_site/metrics.py): with several workers, each writes its values in one directory
+# Metrics (core/metrics.py): with several workers, each writes its values in one directory
 # and /metrics sums them, whichever worker answers. prometheus_client reads the directory when a
 # worker first imports it, so it is chosen here, in the master, before any worker starts: a fresh
 # one per start (stale values would be summed in), or PROMETHEUS_MULTIPROC_DIR emptied.

@@ -25,10 +25,10 @@ from typing import Any
 from django.utils import timezone
 
 from completions.families import canonical_family
-from completions.llm import structured
-from completions.llm.clients import LLMRequest
-from completions.llm.kinds import Done, Plan, RunKind, UnitSpec, register
-from completions.llm.models import Run, Unit
+from core import structured
+from llm.clients import LLMRequest
+from llm.kinds import Done, Plan, RunKind, UnitSpec, register
+from llm.models import Run, Unit
 
 from . import judge_prompt
 from .models import AXES, JudgeKind, Judgment, Pair

@@ -93,7 +93,7 @@ class QueueState:
 
 def hot_cursor() -> CursorWrapper:
     """A cursor for the round trip's hand-written statements: prepared on PostgreSQL, so each
-    is planned once per connection instead of on every call (heart_site/pgbackend), a plain
+    is planned once per connection instead of on every call (core/pgbackend), a plain
     cursor on other databases."""
     prepared: Callable[[], CursorWrapper] | None = getattr(connection, "prepared_cursor", None)
     return prepared() if prepared is not None else connection.cursor()

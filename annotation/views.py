@@ -2,7 +2,7 @@
 
 Rater pages never show an id: the study is addressed by its invitation token, an item by its
 assignment token, and the rater by a signed cookie of opaque tokens (annotation/access.py).
-Every answer here is `Cache-Control: no-store` (heart_site.middleware), so the back button and a
+Every answer here is `Cache-Control: no-store` (core.middleware), so the back button and a
 second tab ask the server again instead of showing an item that was already answered.
 """
 
@@ -56,7 +56,7 @@ from .services import (
 )
 
 if TYPE_CHECKING:
-    from heart_site.middleware import HtmxHttpRequest
+    from core.middleware import HtmxHttpRequest
 
 # An admin's exclusion decision: exclude, include, or follow the automatic flag again.
 EXCLUSION_ACTIONS = {"exclude": True, "include": False, "auto": None}

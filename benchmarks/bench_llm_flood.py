@@ -49,7 +49,7 @@ def child(run_id: int) -> None:
     import django
 
     django.setup()
-    from completions.llm.executor import run_execute
+    from llm.executor import run_execute
 
     run_execute(run_id)
     status = Path("/proc/self/status").read_text()
@@ -69,9 +69,9 @@ def scenario(server: str, label: str, kind: str, options: str, provider: str, un
     from django.db.models import Sum
     from django.db.models.functions import Length
 
-    from completions.llm import services
-    from completions.llm.models import Endpoint, Unit, UnitStatus
     from completions.models import DialogueContext, Study
+    from llm import services
+    from llm.models import Endpoint, Unit, UnitStatus
 
     name = f"flood-{len(Endpoint.objects.all())}"
     if kind == "judge":
@@ -175,7 +175,7 @@ def main() -> None:
     os.environ.pop("REDIS_URL", None)
     server = f"http://127.0.0.1:{args.port}"
     fake = subprocess.Popen(
-        [sys.executable, "-m", "completions.llm.fake_server", "--port", str(args.port)],
+        [sys.executable, "-m", "llm.fake_server", "--port", str(args.port)],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
     )

@@ -121,10 +121,10 @@ def _turns(i: int) -> list[dict]:
 
 def execute(run, use_worker: bool) -> float:
     """Seconds from dispatch to the run's end."""
-    from completions.llm import services
-    from completions.llm.executor import run_execute
-    from completions.llm.models import RunStatus
-    from heart_site.enqueue import enqueue
+    from core.enqueue import enqueue
+    from llm import services
+    from llm.executor import run_execute
+    from llm.models import RunStatus
 
     services.run_start(run=run, dispatch=False)
     cpu_before = cpu_seconds(WORKER_PGID[0]) if WORKER_PGID else 0.0
@@ -150,8 +150,8 @@ def execute(run, use_worker: bool) -> float:
 
 
 def bench_judge(server: str, n_calls: int, delay_ms: float, concurrency: int, use_worker: bool):
-    from completions.llm import services
-    from completions.llm.models import Endpoint, UnitStatus
+    from llm import services
+    from llm.models import Endpoint, UnitStatus
 
     study = fill_pairs(n_calls // 2)
     judge = Endpoint.objects.create(
@@ -180,9 +180,9 @@ def bench_judge(server: str, n_calls: int, delay_ms: float, concurrency: int, us
 def bench_ttft(
     server: str, n: int, ttft_ms: float, concurrency: int, use_worker: bool, executors: int
 ):
-    from completions.llm import services
-    from completions.llm.models import Endpoint
     from completions.models import Completion, DialogueContext, Study
+    from llm import services
+    from llm.models import Endpoint
 
     study = Study.objects.create(slug="bench-ttft", name="bench ttft")
     DialogueContext.objects.bulk_create(
@@ -279,7 +279,7 @@ def main() -> None:
     server_url = f"http://127.0.0.1:{port}"
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "completions.llm.fake_server", "--port", str(port)],
+            [sys.executable, "-m", "llm.fake_server", "--port", str(port)],
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
         )

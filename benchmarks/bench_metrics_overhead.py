@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_metrics_overhead.py [--requests 200000]
 
-Calls heart_site.metrics.MetricsMiddleware around a view that does nothing, for a request that
+Calls core.metrics.MetricsMiddleware around a view that does nothing, for a request that
 resolved to the rater's submit view (the hot path: per-view histogram, response counter and the
 round-trip histogram), in the two ways a process keeps its values: in memory (one process) and
 in per-process files (PROMETHEUS_MULTIPROC_DIR, what gunicorn.conf.py sets up for several
@@ -35,7 +35,7 @@ def child(requests: int) -> None:
     from django.test import RequestFactory
     from django.urls import resolve
 
-    from heart_site.metrics import MetricsMiddleware
+    from core.metrics import MetricsMiddleware
 
     response = HttpResponse(b"item")
     request = RequestFactory().post("/r/a/token/submit/")

@@ -14,7 +14,7 @@ from django.urls import get_script_prefix, reverse
 
 from annotation.models import Assignment, Rater
 from completions.models import Study
-from completions.writing.models import Writer, Writing, WritingSettings
+from writing.models import Writer, Writing, WritingSettings
 
 from .models import RaterCare, WriterCare
 from .selectors import care_settings, content_notes, rater_care

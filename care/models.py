@@ -9,7 +9,7 @@ from django.db.models import Q
 
 from annotation.models import Assignment, Pair, Rater, Side
 from completions.models import DialogueContext, Study, new_completion_code
-from completions.writing.models import Writer, Writing
+from writing.models import Writer, Writing
 
 DEFAULT_SUPPORT_TEXT = (
     "Some conversations in this study touch on difficult experiences. If reading them brings "

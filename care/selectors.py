@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from annotation.models import Rater
 from completions.models import DialogueContext, Study
-from completions.writing.models import Writer
+from writing.models import Writer
 
 from .models import (
     CareSettings,

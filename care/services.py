@@ -12,7 +12,7 @@ from annotation.models import AXES, Assignment, Rater
 from annotation.quality import _GOLD_TURNS, RUBRIC, _turns
 from annotation.services import choice_to_verdict, rater_finish
 from completions.models import DialogueContext, Study
-from completions.writing.models import Writer, Writing
+from writing.models import Writer, Writing
 
 from .models import (
     CareSettings,

@@ -18,13 +18,13 @@ from annotation.models import Rater
 from annotation.services import SCALE
 from annotation.views import rater_required
 from completions.access import role
-from completions.writing.access import (
+from writing.access import (
     access_settings_for_writer,
     access_writing_for_writer,
     writer_from_request,
     writer_required,
 )
-from completions.writing.models import Writer, WritingSettings
+from writing.models import Writer, WritingSettings
 
 from .forms import QualificationAnswerForm, SkipForm
 from .hooks import SINCE_COOKIE

@@ -28,7 +28,7 @@ WRITERS = "writers"
 # Every view declares who it is for: its decorator sets `view.heart_role` to one of these, and
 # tests/heart_site/test_url_roles.py walks every URL the resolver knows and fails for a view
 # without one. DRF views declare it as a class attribute `heart_role`.
-# "monitoring" is the Prometheus scraper (heart_site/metrics.py: a bearer token or an address
+# "monitoring" is the Prometheus scraper (core/metrics.py: a bearer token or an address
 # allow-list, no account).
 # A view function, kept as it is by the decorators below (they only add an attribute).
 View = TypeVar("View", bound=Callable[..., Any])

@@ -5,7 +5,7 @@ profiles. Everything here is pure (no database): the profiles and their target h
 seeker turn, the versioned prompt, the strict reply schema made for each source (it states
 every acceptance rule a schema can: a reply that conforms is accepted, see ``rewrite_parse``),
 the stratified choice of source contexts, and the acceptance rules themselves.
-``completions.services_adversarial`` stores accepted variants as new contexts.
+``completions.services.adversarial`` stores accepted variants as new contexts.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from completions.llm import structured
-from completions.llm.kinds import InvalidReply
 from completions.sampling import stratified_round_robin
+from core import structured
+from llm.kinds import InvalidReply
 
 PROMPT_VERSION = "adversarial-v2"  # v2: one schema per source states every rule
 #: Hostility 0 (calm, cooperative) .. 10 (openly hostile, rejects help). A seeker turn at or

@@ -170,7 +170,7 @@ HATE_SPEECH = _patterns(
     ]
 )
 # The personal-data screen: contexts at import, and writer texts and rater rationales before
-# a release bundle (heart_site/downloads/screening.py). Each kind by the name a person knows.
+# a release bundle (studio/downloads/screening.py). Each kind by the name a person knows.
 IDENTIFYING_KINDS = {
     "e-mail address": re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+"),
     "phone number": re.compile(r"(?:\+?\d[\s.-]?)?(?:\(\d{3}\)|\b\d{3})[\s.-]\d{3}[\s.-]\d{4}\b"),

@@ -93,7 +93,7 @@ class Study(models.Model):
     instructions = models.TextField(blank=True)
 
     # Writers per context (paper 9.3); everything else about writing, word limits included, is
-    # in one place: completions.writing.models.WritingSettings (the Writers page).
+    # in one place: writing.models.WritingSettings (the Writers page).
     writers_per_context = models.PositiveSmallIntegerField(default=3)
 
     # Pair design (reproducible from the seed).

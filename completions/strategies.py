@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from completions.llm import structured
-from completions.llm.kinds import InvalidReply
+from core import structured
+from llm.kinds import InvalidReply
 
 
 @dataclass(frozen=True)

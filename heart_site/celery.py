@@ -21,4 +21,4 @@ app = Celery("heart_site")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
-from . import worker_metrics  # noqa: E402,F401 - connects the task signals and the exporter
+from core import worker_metrics  # noqa: E402,F401 - connects the task signals and the exporter

@@ -14,7 +14,7 @@ import environ
 from celery.schedules import crontab
 from django.utils.csp import CSP
 
-from .deploy import secret_key
+from core.deploy import secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
@@ -42,16 +42,17 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
-    "axes",  # one lockout for every login form (heart_site/login_throttle.py)
+    "axes",  # one lockout for every login form (core/login_throttle.py)
+    "core",  # the outbox, job leases, health, middleware, metrics: every app may use it
     "completions",
-    "completions.writing",
-    "completions.llm",  # app label "llm": endpoints, call cache, runs and units
-    "completions.llm.batch",  # app label "llm_batch": provider batch runs (OpenAI, Anthropic)
+    "writing",
+    "llm",  # app label "llm": endpoints, call cache, runs and units
+    "llm.batch",  # app label "llm_batch": provider batch runs (OpenAI, Anthropic)
     "annotation",
     "labelling",
     "ranking",
     "care",  # qualification, content notes, skips, breaks, support, stopping early
-    "heart_site",  # wires the apps together: the demo loader
+    "studio",  # the study admins' pages, the REST API, downloads, the demo loader
 ]
 
 MIDDLEWARE = [
@@ -60,9 +61,9 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # After whitenoise (static files keep their long cache): no-store, Permissions-Policy and
     # the friendly error pages on everything the views answer.
-    "heart_site.middleware.SafeResponseMiddleware",
+    "core.middleware.SafeResponseMiddleware",
     # NUL characters and oversized JSON bodies refused with a clear 400 before any view.
-    "heart_site.text_guard.TextGuardMiddleware",
+    "core.text_guard.TextGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -111,7 +112,7 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 # PostgreSQL is noticed and reconnected before the request uses the dead connection.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"]["ENGINE"] = "heart_site.pgbackend"
+    DATABASES["default"]["ENGINE"] = "core.pgbackend"
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several demo processes (web + eager tasks) share one file: wait instead of failing.
     DATABASES["default"]["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
@@ -153,15 +154,15 @@ RATER_ENTRY_RATE = env.str("RATER_ENTRY_RATE", default="120/m")  # entry-link vi
 # try during a lockout restarts it). The right password does not help meanwhile. Attempts are
 # kept in the database (they hold with Redis down); `manage.py axes_reset` lifts lockouts.
 AUTHENTICATION_BACKENDS = [
-    "heart_site.login_throttle.LoginThrottleBackend",
+    "core.login_throttle.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]  # each counted on its own
-AXES_CLIENT_IP_CALLABLE = "heart_site.login_throttle.client_address"
-AXES_USERNAME_CALLABLE = "heart_site.login_throttle.username_of"
-AXES_LOCKOUT_CALLABLE = "heart_site.login_throttle.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "core.login_throttle.client_address"
+AXES_USERNAME_CALLABLE = "core.login_throttle.username_of"
+AXES_LOCKOUT_CALLABLE = "core.login_throttle.lockout_response"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_VERBOSE = False
 
@@ -220,7 +221,7 @@ PERMISSIONS_POLICY = (
     "accelerometer=(), camera=(), geolocation=(), gyroscope=(), magnetometer=(), "
     "microphone=(), payment=(), usb=(), interest-cohort=()"
 )
-CSRF_FAILURE_VIEW = "heart_site.errors.csrf_failure"
+CSRF_FAILURE_VIEW = "core.errors.csrf_failure"
 if env.bool("USE_X_FORWARDED_PROTO", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
@@ -252,7 +253,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "PREPROCESSING_HOOKS": ["heart_site.api.docs.only_api_paths"],
+    "PREPROCESSING_HOOKS": ["studio.api.docs.only_api_paths"],
 }
 
 # Celery: eager (in-process) when no broker is configured, the embedded default.
@@ -276,12 +277,12 @@ CELERY_TASK_SEND_SENT_EVENT = CELERY_WORKER_SEND_TASK_EVENTS
 # LLM calls and refits on separate queues so a long judge run never delays a nightly refit.
 CELERY_TASK_ROUTES = {
     "completions.tasks.*": {"queue": "llm"},
-    "completions.llm.tasks.*": {"queue": env.str("LLM_QUEUE", default="llm")},
-    "completions.llm.batch.tasks.*": {"queue": env.str("LLM_QUEUE", default="llm")},
+    "llm.tasks.*": {"queue": env.str("LLM_QUEUE", default="llm")},
+    "llm.batch.tasks.*": {"queue": env.str("LLM_QUEUE", default="llm")},
     "annotation.tasks.llm_*": {"queue": "llm"},
     "ranking.tasks.*": {"queue": "refit"},
 }
-# Publishing fails fast when the broker is unreachable (heart_site.enqueue, the outbox, then
+# Publishing fails fast when the broker is unreachable (core.enqueue, the outbox, then
 # keeps the task in the database and beat sends it once the broker is back).
 # Tasks are acknowledged when they end (acks_late): a message taken by a worker that dies is
 # delivered again once the visibility timeout has passed. It must outlast the longest task
@@ -297,22 +298,22 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # its worker died, and the job is queued again (by beat, every minute, and at worker start).
 JOB_LEASE_SECONDS = env.float("JOB_LEASE_SECONDS", default=60.0)
 CELERY_BEAT_SCHEDULE = {
-    "deferred-tasks": {"task": "heart_site.tasks.deferred_tasks_send", "schedule": 60.0},
-    "jobs-resume-stalled": {"task": "heart_site.tasks.jobs_resume_stalled", "schedule": 60.0},
+    "deferred-tasks": {"task": "core.tasks.deferred_tasks_send", "schedule": 60.0},
+    "jobs-resume-stalled": {"task": "studio.tasks.import_jobs_resume_stalled", "schedule": 60.0},
     "nightly-refit": {
         "task": "ranking.tasks.refit_all_studies",
         "schedule": crontab(hour=env.int("REFIT_HOUR_UTC", default=3), minute=0),
     },
     # Picks up LLM runs whose executor died with its worker (their unit leases have run out).
-    "llm-resume-runs": {"task": "completions.llm.tasks.llm_runs_resume", "schedule": 300.0},
+    "llm-resume-runs": {"task": "llm.tasks.llm_runs_resume", "schedule": 300.0},
     # Polls provider batches (OpenAI Batch, Anthropic Message Batches) and ingests ended ones.
     "llm-poll-batches": {
-        "task": "completions.llm.batch.tasks.llm_batches_poll",
+        "task": "llm.batch.tasks.llm_batches_poll",
         "schedule": env.float("LLM_BATCH_POLL_SECONDS", default=60.0),
     },
 }
 
-# LLM runs (completions/llm): a claimed unit's lease (renewed while its executor lives; a
+# LLM runs (llm): a claimed unit's lease (renewed while its executor lives; a
 # killed worker's units are claimed again once it runs out), how often an executor looks at
 # the database, and how long one task works before handing over to a fresh one.
 LLM_LEASE_SECONDS = env.float("LLM_LEASE_SECONDS", default=60.0)
@@ -371,7 +372,7 @@ LOGGING = {
 }
 
 # Pseudonyms in exports are keyed HMACs of the rater's id: stable per deployment, not reversible.
-# A deployment sets its own (`check --deploy` fails without it: heart_site/deploy.py); the demo
+# A deployment sets its own (`check --deploy` fails without it: core/deploy.py); the demo
 # and the tests fall back to SECRET_KEY.
 PSEUDONYM_KEY_SET = bool(env.str("PSEUDONYM_KEY", default=""))
 PSEUDONYM_KEY = env.str("PSEUDONYM_KEY", default="") or SECRET_KEY
@@ -392,15 +393,15 @@ for _entry in METRICS_ALLOWED_IPS:
         raise ValueError(_message) from _exc
 METRICS_ENABLED = bool(METRICS_TOKEN or METRICS_ALLOWED_IPS)
 if METRICS_ENABLED:
-    MIDDLEWARE.insert(0, "heart_site.metrics.MetricsMiddleware")  # times the whole stack
+    MIDDLEWARE.insert(0, "core.metrics.MetricsMiddleware")  # times the whole stack
 # The scraper reaches the web service inside the private network over plain HTTP.
 SECURE_REDIRECT_EXEMPT = [*SECURE_REDIRECT_EXEMPT, r"^metrics$"]
 
 # Error reports to Sentry, only when SENTRY_DSN is set: no personal data, rater identities
-# scrubbed (heart_site/error_reports.py).
+# scrubbed (core/error_reports.py).
 SENTRY_DSN = env.str("SENTRY_DSN", default="")
 if SENTRY_DSN:
-    from heart_site.error_reports import sentry_init
+    from core.error_reports import sentry_init
 
     sentry_init(
         dsn=SENTRY_DSN,

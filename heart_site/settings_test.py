@@ -47,7 +47,7 @@ WHITENOISE_USE_FINDERS = True
 # tests/annotation/test_abuse.py with their own small rates.
 RATER_CREATE_RATE = "100000/m"
 RATER_ENTRY_RATE = "100000/m"
-AXES_FAILURE_LIMIT = 100000  # tests/heart_site/test_logins.py sets its own
+AXES_FAILURE_LIMIT = 100000  # tests/core/test_logins.py sets its own
 # The fake LLM server and the tests' listeners run on this machine: the tests allow local
 # model servers as the demo does (tests/llm/test_endpoint_security.py turns this off again).
 LLM_ALLOWED_HOSTS = ["api.openai.com", "api.anthropic.com", "127.0.0.1", "localhost"]

@@ -3,16 +3,16 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from .health import favicon, healthz
-from .metrics import metrics
-from .studio import views as studio_views
+from core.health import favicon, healthz
+from core.metrics import metrics
+from studio import views as studio_views
 
-# Friendly pages in the raters' neutral style (heart_site/errors.py); a 405 gets its page from
-# heart_site.middleware, which also keeps Django's debug pages away from raters in the demo.
-handler400 = "heart_site.errors.bad_request"
-handler403 = "heart_site.errors.permission_denied"
-handler404 = "heart_site.errors.page_not_found"
-handler500 = "heart_site.errors.server_error"
+# Friendly pages in the raters' neutral style (core/errors.py); a 405 gets its page from
+# core.middleware, which also keeps Django's debug pages away from raters in the demo.
+handler400 = "core.errors.bad_request"
+handler403 = "core.errors.permission_denied"
+handler404 = "core.errors.page_not_found"
+handler500 = "core.errors.server_error"
 
 # The Django admin's "View site" leads to the studio's list of studies.
 admin.site.site_url = "/"
@@ -27,12 +27,12 @@ urlpatterns = [
     path("", studio_views.home, name="home"),
     path("", include("care.urls")),
     path("", include("annotation.urls")),
-    path("", include("completions.writing.urls")),
-    path("", include("heart_site.writers_urls")),
-    path("studio/", include("heart_site.studio.urls")),
+    path("", include("writing.urls")),
+    path("", include("studio.writers_urls")),
+    path("studio/", include("studio.urls")),
     path("studio/", include("ranking.urls")),
-    path("studio/", include("completions.llm.urls")),
+    path("studio/", include("llm.urls")),
     path("", include("labelling.urls")),
-    path("studio/<slug:slug>/downloads/", include("heart_site.downloads.urls")),
-    path("api/", include("heart_site.api.urls")),
+    path("studio/<slug:slug>/downloads/", include("studio.downloads.urls")),
+    path("api/", include("studio.api.urls")),
 ]

@@ -14,11 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from completions import strategies
-from completions.llm import structured
-from completions.llm.clients import LLMRequest
-from completions.llm.kinds import Done, InvalidReply, Plan, RunKind, UnitSpec, register
-from completions.llm.models import Run, Unit
 from completions.models import Completion
+from core import structured
+from llm.clients import LLMRequest
+from llm.kinds import Done, InvalidReply, Plan, RunKind, UnitSpec, register
+from llm.models import Run, Unit
 
 from . import services
 from .models import CompletionLabels, LabelSet

@@ -26,7 +26,7 @@ from .models import (
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
-    from completions.llm.models import Run
+    from llm.models import Run
 
 
 class LabellingError(ValueError):

@@ -19,7 +19,7 @@ from .forms import AdjudicationForm, SampleForm, StrategyLabelForm
 from .models import LabelSet, SampleItem, ValidationSample
 
 if TYPE_CHECKING:
-    from heart_site.middleware import AuthenticatedHttpRequest
+    from core.middleware import AuthenticatedHttpRequest
 
 # --------------------------------------------------------------------------- labellers
 

@@ -39,7 +39,7 @@ class RefitJob(models.Model):
 
     The history page shows the latest ones, so a refit that failed says why instead of never
     appearing. `lease_until` is renewed while a worker runs it; a refit whose worker died is
-    queued again once it lapses (heart_site.jobs).
+    queued again once it lapses (core.jobs).
     """
 
     class Status(models.TextChoices):

@@ -14,7 +14,7 @@ What is counted (docs/ranking.md says the same to users):
 
 Reading is instant: pages, the API and `leaderboard --from-snapshot` serve the latest stored
 snapshot. When the judgments changed since, a refit is queued in the background (through the
-outbox, `heart_site.enqueue`) and the page says it is updating.
+outbox, `core.enqueue`) and the page says it is updating.
 """
 
 from __future__ import annotations
@@ -497,7 +497,7 @@ def snapshot_request_refit(
     once."""
     from celery import current_app
 
-    from heart_site.enqueue import enqueue
+    from core.enqueue import enqueue
 
     wanted = [list(b) for b in boards] if boards else full_refit_boards()
     inline = read_after and current_app.conf.task_always_eager
@@ -523,7 +523,7 @@ def refit_job_run(*, job_id: int) -> list[int] | None:
     A refit that raises is marked failed with the reason (the history page shows it); a
     worker that dies mid-refit stops renewing the lease and the job is queued again.
     """
-    from heart_site.jobs import failure_reason, job_claim, lease_kept
+    from core.jobs import failure_reason, job_claim, lease_kept
 
     if not job_claim(RefitJob, job_id):
         return None
@@ -550,8 +550,8 @@ def _refit_finish(job_id: int, status: str, **fields: Any) -> None:
 
 def refit_jobs_resume() -> list[int]:
     """Queue again the refits whose worker died mid-run (their lease ran out)."""
-    from heart_site.enqueue import enqueue
-    from heart_site.jobs import jobs_stalled
+    from core.enqueue import enqueue
+    from core.jobs import jobs_stalled
 
     ids = list(jobs_stalled(RefitJob).values_list("pk", flat=True))
     for job_id in ids:

@@ -19,7 +19,7 @@ from . import plots, selectors, services, tables
 from .forms import Filters, LeaderboardFilterForm
 
 if TYPE_CHECKING:
-    from heart_site.middleware import HtmxHttpRequest
+    from core.middleware import HtmxHttpRequest
 
 
 def _filters(request: HttpRequest) -> Filters | None:

@@ -1,7 +1,7 @@
 /* The writing page: live word and sentence counts with a gentle band note, draft autosave
    (every few seconds and when the box loses focus, plus a copy in this browser so a closed tab
    loses nothing), and writing-behaviour measures sent with the reply in hidden fields.
-   The counting rules mirror completions/writing/text_rules.py. No inline script (CSP). */
+   The counting rules mirror writing/text_rules.py. No inline script (CSP). */
 (function () {
   "use strict";
 

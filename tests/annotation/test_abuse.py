@@ -23,8 +23,7 @@ from annotation.services import (
     rater_enter,
     rater_join,
 )
-
-from .rater_data import SYSTEMS, build_study
+from tests.factories.annotation import SYSTEMS, build_study
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}

@@ -18,8 +18,7 @@ from annotation.services import (
 from ranking.design import design_refresh, priorities_write
 from ranking.models import DesignStatus
 from ranking.services import params_resolve, study_data_load
-
-from .rater_data import SYSTEMS, build_study, forbidden_strings
+from tests.factories.annotation import SYSTEMS, build_study, forbidden_strings
 
 pytestmark = pytest.mark.django_db
 FOUR = SYSTEMS + [("wombat-llama-3", "famllamarho", "model")]

@@ -10,8 +10,7 @@ from django.urls import reverse
 
 from annotation.models import Assignment, Rater
 from annotation.quality import quality_items_seed_from_rubric
-
-from .rater_data import build_study, forbidden_strings
+from tests.factories.annotation import build_study, forbidden_strings
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -110,9 +109,9 @@ def test_rater_pages_carry_no_database_ids_only_opaque_tokens():
 
 def _add_form_writers(study, n: int = 3) -> list[str]:
     """Writers who wrote through the writer form, accepted and paired: their names are secret."""
-    from annotation.services_pairs import pairs_design
-    from completions.writing.models import Writer
-    from completions.writing.services import (
+    from annotation.services.pairs import pairs_design
+    from writing.models import Writer
+    from writing.services import (
         writer_enter,
         writing_accept,
         writing_contexts_open,

@@ -16,8 +16,8 @@ import pytest
 from annotation import judge_prompt
 from annotation.llm_judge import JudgeKindRun, judge_request
 from annotation.models import Pair
-from completions.llm import services
-from heart_site.downloads.release import llm_prompts
+from llm import services
+from studio.downloads.release import llm_prompts
 from tests.factories import (
     CompletionFactory,
     DialogueContextFactory,
@@ -25,7 +25,7 @@ from tests.factories import (
     StudyFactory,
     SystemFactory,
 )
-from tests.llm.builders import endpoint, study_with_pairs
+from tests.factories.llm import endpoint, study_with_pairs
 
 TAG = "\U000e0000"  # Unicode tags: invisible copies of ASCII
 INJECTIONS = [

@@ -27,7 +27,7 @@ from annotation.services import (
     rater_enter,
 )
 from annotation.views import REFUSED_NOTICES
-from tests.annotation.rater_data import build_study
+from tests.factories.annotation import build_study
 
 TWO = [("s1", "f1", "model"), ("s2", "f2", "model"), ("s3", "f3", "model")]
 

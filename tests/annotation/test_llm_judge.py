@@ -8,12 +8,12 @@ import pytest
 
 from annotation.llm_judge import RATIONALE_MAX, VERDICT_SCHEMA, orient, verdict_read
 from annotation.models import Judgment, Pair
-from completions.llm import services
-from completions.llm.executor import run_execute
-from completions.llm.kinds import InvalidReply
-from completions.llm.models import RunStatus, UnitStatus
-from completions.llm.selectors import run_counts, run_status_row
-from tests.llm.builders import endpoint, study_with_pairs
+from llm import services
+from llm.executor import run_execute
+from llm.kinds import InvalidReply
+from llm.models import RunStatus, UnitStatus
+from llm.selectors import run_counts, run_status_row
+from tests.factories.llm import endpoint, study_with_pairs
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 
 from annotation import pair_design
 from annotation.models import Pair
-from annotation.services_pairs import pairs_design
+from annotation.services.pairs import pairs_design
 from tests.factories import CompletionFactory, DialogueContextFactory, StudyFactory, SystemFactory
 
 SYSTEMS = [f"s{i}" for i in range(6)]

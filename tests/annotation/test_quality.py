@@ -16,8 +16,7 @@ from annotation.quality import (
     study_quality_update,
 )
 from annotation.services import assignment_next, judgment_submit, rater_consent, rater_enter
-
-from .rater_data import build_study
+from tests.factories.annotation import build_study
 
 pytestmark = pytest.mark.django_db
 

@@ -19,8 +19,7 @@ from annotation.services import (
     rater_consent,
     rater_enter,
 )
-
-from .rater_data import build_study
+from tests.factories.annotation import build_study
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,7 @@ from django.db import connection
 from django.urls import reverse
 
 from annotation.models import Assignment, Judgment, Rater
-
-from .rater_data import build_study
+from tests.factories.annotation import build_study
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}

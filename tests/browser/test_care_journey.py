@@ -14,10 +14,10 @@ from annotation.models import Rater
 from annotation.services import SCALE
 from care.models import CareSettings, ContentNote, QualificationItem, RaterCare, Skip
 from care.selectors import care_forget
-from completions.writing.services import writing_settings
-from tests.annotation.rater_data import build_study, forbidden_strings
-from tests.completions.writing_data import build_writing_study
 from tests.conftest import assert_accessible
+from tests.factories.annotation import build_study, forbidden_strings
+from tests.factories.writing import build_writing_study
+from writing.services import writing_settings
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -33,7 +33,7 @@ def _sign_in(page) -> None:
 def test_the_admin_plans_judgments_for_a_half_width(browser, live_server, admin_user, javascript):
     from django.utils import timezone
 
-    from tests.annotation.rater_data import build_study
+    from tests.factories.annotation import build_study
 
     study = build_study(slug="plan-study", n_contexts=4)
     DesignStatus.objects.create(

@@ -11,10 +11,10 @@ from django.contrib.auth.models import Group, User
 from playwright.sync_api import expect
 
 from completions.access import STUDY_ADMINS
-from completions.llm.models import Endpoint, Run
 from completions.models import Completion, System
-from tests.annotation.rater_data import build_study
+from llm.models import Endpoint, Run
 from tests.conftest import assert_accessible
+from tests.factories.annotation import build_study
 from tests.studio.files import contexts_jsonl
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

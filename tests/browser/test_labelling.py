@@ -7,7 +7,7 @@ import pytest
 from labelling import services
 from labelling.models import HumanLabel
 from tests.conftest import assert_accessible
-from tests.labelling.helpers import PASSWORD, SYSTEM_NAMES, build_labelled_study, user
+from tests.factories.labelling import PASSWORD, SYSTEM_NAMES, build_labelled_study, user
 
 pytestmark = [pytest.mark.browser]
 
@@ -44,7 +44,7 @@ def test_a_labeller_labels_a_response(page, sample):
 
 @pytest.fixture
 def disputed(transactional_db, postgres):
-    from tests.labelling.helpers import label_all
+    from tests.factories.labelling import label_all
 
     study = build_labelled_study(slug="label-admin")
     label_all(study, lambda c: ["Reflective Statements"])

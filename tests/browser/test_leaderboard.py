@@ -9,7 +9,7 @@ from django.contrib.auth.models import Group, User
 from completions.access import STUDY_ADMINS
 from ranking.plots import PLOTS
 from tests.conftest import assert_accessible
-from tests.ranking.study_builder import X, Y, add_known_verdicts, build_study, judge
+from tests.factories.ranking import X, Y, add_known_verdicts, build_study, judge
 
 pytestmark = [pytest.mark.browser]
 

@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group, User
 from annotation.models import Judgment
 from completions.access import STUDY_ADMINS
 from tests.conftest import assert_accessible
-from tests.llm.builders import endpoint, study_with_pairs
+from tests.factories.llm import endpoint, study_with_pairs
 
 pytestmark = [pytest.mark.browser]
 
@@ -62,8 +62,8 @@ def test_a_study_admin_launches_a_judge_run_and_watches_it_finish(
 
 
 def test_a_flooded_run_page_stays_small_readable_and_accessible(page, study_admin, fake_llm):
-    from completions.llm.executor import run_execute
-    from completions.llm.services import run_plan, run_start
+    from llm.executor import run_execute
+    from llm.services import run_plan, run_start
 
     study = study_with_pairs(3)
     flood = endpoint(fake_llm, "flood-judge", model="judge@flood=20", family="mistral")

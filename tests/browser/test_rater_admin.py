@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from annotation.models import Judgment, Pair, Rater
 from completions.access import STUDY_ADMINS
-from tests.annotation.rater_data import build_study
 from tests.conftest import assert_accessible
+from tests.factories.annotation import build_study
 
 pytestmark = [pytest.mark.browser]
 PASSWORD = "correct horse battery"

@@ -9,8 +9,8 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from annotation.models import Judgment, Rater
-from tests.annotation.rater_data import build_study
 from tests.conftest import DESKTOP, PHONE, assert_accessible
+from tests.factories.annotation import build_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -9,8 +9,8 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Assignment, Judgment, QualityCheckItem, Rater
-from tests.annotation.rater_data import build_study
 from tests.conftest import assert_accessible
+from tests.factories.annotation import build_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

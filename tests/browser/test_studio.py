@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from annotation.models import Judgment, Pair
 from completions.access import STUDY_ADMINS
 from completions.models import Study
-from heart_site.models import ImportJob
+from studio.models import ImportJob
 from tests.conftest import DESKTOP, assert_accessible
 from tests.studio.files import completions_jsonl, contexts_jsonl
 
@@ -45,7 +45,7 @@ def _fits_the_screen(page) -> None:
 
 
 def test_every_studio_page_is_accessible_and_fits_the_screen(page, admin_user, artifacts_dir):
-    from tests.annotation.rater_data import build_study
+    from tests.factories.annotation import build_study
 
     study = build_study(slug="axe-study", n_contexts=2)
     done = ImportJob.objects.create(
@@ -188,7 +188,7 @@ def test_a_new_admin_runs_a_study_from_the_browser(browser, live_server, admin_u
 
 
 def test_the_leaderboard_and_history_fit_a_phone(page, admin_user, postgres):
-    from tests.ranking.study_builder import add_known_verdicts, build_study
+    from tests.factories.ranking import add_known_verdicts, build_study
 
     built = build_study(slug="phone-board")
     add_known_verdicts(built)

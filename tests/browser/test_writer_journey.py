@@ -11,10 +11,10 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from completions.models import DialogueContext
-from completions.writing.models import Writing
-from completions.writing.services import writer_enter, writing_settings
-from tests.completions.writing_data import GOOD_TEXT, build_writing_study
 from tests.conftest import assert_accessible
+from tests.factories.writing import GOOD_TEXT, build_writing_study
+from writing.models import Writing
+from writing.services import writer_enter, writing_settings
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -6,10 +6,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from completions.writing.models import Writing
-from completions.writing.services import writer_enter, writing_next, writing_submit
-from tests.completions.writing_data import GOOD_TEXT, behaviour, build_writing_study
 from tests.conftest import assert_accessible
+from tests.factories.writing import GOOD_TEXT, behaviour, build_writing_study
+from writing.models import Writing
+from writing.services import writer_enter, writing_next, writing_submit
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -10,9 +10,9 @@ from django.contrib.auth.models import Group, User
 from playwright.sync_api import expect
 
 from completions.access import STUDY_ADMINS
-from completions.writing.services import writing_settings
-from tests.completions.writing_data import build_writing_study
 from tests.conftest import assert_accessible
+from tests.factories.writing import build_writing_study
+from writing.services import writing_settings
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PASSWORD = "correct horse battery"

@@ -22,10 +22,10 @@ from care.services import (
     writer_stop,
     writing_skip,
 )
-from completions.writing.models import Writer, Writing
-from completions.writing.services import writer_consent, writing_next
-from tests.annotation.rater_data import build_study
-from tests.completions.writing_data import build_writing_study
+from tests.factories.annotation import build_study
+from tests.factories.writing import build_writing_study
+from writing.models import Writer, Writing
+from writing.services import writer_consent, writing_next
 
 pytestmark = pytest.mark.django_db
 

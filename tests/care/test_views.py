@@ -18,9 +18,9 @@ from care.hooks import SINCE_COOKIE
 from care.models import CareSettings, ContentNote, QualificationAnswer, Skip
 from care.selectors import care_forget
 from care.services import qualification_items_seed_from_rubric
-from completions.writing.services import writing_settings
-from tests.annotation.rater_data import build_study, forbidden_strings
-from tests.completions.writing_data import build_writing_study
+from tests.factories.annotation import build_study, forbidden_strings
+from tests.factories.writing import build_writing_study
+from writing.services import writing_settings
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}

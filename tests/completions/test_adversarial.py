@@ -8,7 +8,7 @@ import pytest
 
 from completions import adversarial
 from completions.models import DialogueContext
-from completions.services_adversarial import (
+from completions.services.adversarial import (
     adversarial_context_create,
     adversarial_sources_choose,
 )

@@ -35,7 +35,7 @@ def test_compose_runs_postgres_redis_web_workers_and_beat_from_one_image():
 
 
 def test_there_is_one_worker_service_for_each_queue_a_task_is_routed_to():
-    from heart_site.metrics import celery_queues
+    from core.metrics import celery_queues
 
     workers = _workers(_compose()["services"])
     consumed = {name: _option(w["command"], "-Q").split(",") for name, w in workers.items()}

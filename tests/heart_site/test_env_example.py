@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 READERS = ["heart_site/settings.py", "gunicorn.conf.py", "heart_site/celery.py",
-           "heart_site/worker_metrics.py", "heart_site/__init__.py"]  # fmt: skip
+           "core/worker_metrics.py", "heart_site/__init__.py"]  # fmt: skip
 NOT_SETTINGS = {"DJANGO_SETTINGS_MODULE", "REMOTE_ADDR", "HTTP_AUTHORIZATION", "OMP_NUM_THREADS",
                 "MKL_NUM_THREADS"}  # fmt: skip
 ENV_CALLS = re.compile(r"^(env(\.\w+)?|os\.environ\.get|os\.getenv|environ\.get)$")

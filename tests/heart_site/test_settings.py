@@ -49,7 +49,7 @@ def test_with_services_set_it_uses_postgresql_and_the_redis_broker():
         DATABASE_URL="postgres://u@db.example:5432/heart", REDIS_URL="redis://cache.example:6379/0"
     )
     # Django's PostgreSQL backend with a health check that needs no round trip.
-    assert conf["engine"] == "heart_site.pgbackend"
+    assert conf["engine"] == "core.pgbackend"
     assert conf["name"] == "heart"
     assert conf["eager"] is False
     assert conf["broker"] == "redis://cache.example:6379/0"
@@ -122,7 +122,7 @@ def test_a_deployment_without_a_secret_key_does_not_start():
 
 
 def test_the_embedded_default_makes_its_own_random_key_once(tmp_path):
-    from heart_site.deploy import INSECURE_DEFAULT, secret_key
+    from core.deploy import INSECURE_DEFAULT, secret_key
 
     first = secret_key("", debug=False, embedded=True, folder=tmp_path)
     again = secret_key("", debug=False, embedded=True, folder=tmp_path)
@@ -139,7 +139,7 @@ def test_the_health_endpoint_answers(client, db):
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ok" and body["database"] == "ok"
-    assert {"redis", "broker"} <= set(body)  # details: tests/heart_site/test_faults.py
+    assert {"redis", "broker"} <= set(body)  # details: tests/core/test_faults.py
 
 
 def test_the_embedded_default_migrates_from_scratch_and_keeps_its_pair_triggers(tmp_path):

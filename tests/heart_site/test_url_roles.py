@@ -6,7 +6,7 @@ test; it fails for a view that does not declare its role (`heart_role`, set by
 `completions.access.role(...)`; DRF views: a class attribute) and for a URL keyword this test
 cannot fill: add it to KWARGS (by keyword name) or URL_KWARGS (by URL name) below.
 Django's own admin (`/admin/...`, with its own permission system) is left out (its login is
-throttled with every other login form: tests/heart_site/test_logins.py).
+throttled with every other login form: tests/core/test_logins.py).
 """
 
 from __future__ import annotations
@@ -24,19 +24,19 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from annotation.access import RATER_COOKIE, rater_cookie_value
 from annotation.services import assignment_next, rater_join
 from completions.access import STUDY_ADMINS, WRITERS
-from completions.llm.models import Endpoint, Run, Unit
 from completions.models import Completion
-from completions.writing.services import (
+from labelling.access import LABELLERS
+from labelling.services import sample_create
+from llm.models import Endpoint, Run, Unit
+from studio.models import ImportJob, ReleaseHold
+from tests.factories.annotation import build_study
+from writing.services import (
     writer_consent,
     writer_enter,
     writing_contexts_open,
     writing_next,
     writing_settings,
 )
-from heart_site.models import ImportJob, ReleaseHold
-from labelling.access import LABELLERS
-from labelling.services import sample_create
-from tests.annotation.rater_data import build_study
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from annotation.models import Assignment, Judgment, Pair
-from tests.annotation.rater_data import build_study
+from tests.factories.annotation import build_study
 
 pytestmark = pytest.mark.integration
 

@@ -9,9 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from completions.writing.models import Writing
-from completions.writing.services import writing_settings
-from tests.completions.writing_data import GOOD_TEXT, behaviour, build_writing_study
+from tests.factories.writing import GOOD_TEXT, behaviour, build_writing_study
+from writing.models import Writing
+from writing.services import writing_settings
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from completions.models import DialogueContext, Study
-from heart_site.models import ImportJob
+from studio.models import ImportJob
 from tests.studio.files import bad_contexts_jsonl, contexts_jsonl
 
 pytestmark = pytest.mark.integration

@@ -15,12 +15,12 @@ from collections import Counter
 import pytest
 
 from annotation.models import Judgment
-from completions.llm import services
-from completions.llm.kinds import get_kind
-from completions.llm.models import Run, RunStatus, Unit, UnitStatus
-from heart_site.enqueue import enqueue
+from core.enqueue import enqueue
+from llm import services
+from llm.kinds import get_kind
+from llm.models import Run, RunStatus, Unit, UnitStatus
 from tests.conftest import ROOT, _missing
-from tests.llm.builders import endpoint, study_with_pairs
+from tests.factories.llm import endpoint, study_with_pairs
 
 pytestmark = pytest.mark.integration
 QUEUE = "llm-kill-test"

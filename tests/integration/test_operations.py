@@ -95,10 +95,10 @@ def test_a_queue_worker_serves_its_task_metrics_to_the_scraper_only(transactiona
         eager, app.conf.task_always_eager = app.conf.task_always_eager, False
         try:
             for _ in range(3):
-                app.send_task("heart_site.tasks.deferred_tasks_send", queue=queue)
+                app.send_task("core.tasks.deferred_tasks_send", queue=queue)
         finally:
             app.conf.task_always_eager = eager
-        labels = {"task": "heart_site.tasks.deferred_tasks_send", "queue": queue}
+        labels = {"task": "core.tasks.deferred_tasks_send", "queue": queue}
         deadline = time.monotonic() + 30
         while _task_count(httpx.get(url, headers=auth).text, **labels, state="SUCCESS") < 3:
             assert time.monotonic() < deadline, httpx.get(url, headers=auth).text[-3000:]

@@ -21,11 +21,11 @@ from django.urls import reverse
 
 from annotation.models import Judgment
 from completions.models import DialogueContext, Study
-from heart_site.enqueue import deferred_tasks_publish, enqueue
-from heart_site.models import DeferredTask, ImportJob
-from heart_site.tasks import jobs_resume_stalled
+from core.enqueue import deferred_tasks_publish, enqueue
+from studio.models import DeferredTask, ImportJob
+from studio.tasks import import_jobs_resume_stalled
 from tests.conftest import ROOT
-from tests.heart_site.test_faults import CLOSED, _celery_broker
+from tests.core.test_faults import CLOSED, _celery_broker
 from tests.studio.files import contexts_jsonl
 
 pytestmark = pytest.mark.integration
@@ -58,7 +58,7 @@ def test_an_upload_while_the_broker_is_down_is_imported_once_it_is_back(
         and "c.jsonl looks like JSON Lines contexts: queued for a worker" in page.content.decode()
     )
     job = ImportJob.objects.get(study=study)
-    assert DeferredTask.objects.filter(name="heart_site.tasks.import_job_run_task").exists()
+    assert DeferredTask.objects.filter(name="studio.tasks.import_job_run_task").exists()
     time.sleep(1)
     job.refresh_from_db()
     assert job.status == "queued"  # nothing could reach the worker meanwhile
@@ -111,7 +111,7 @@ def test_an_import_whose_worker_is_killed_mid_run_is_redone_once(transactional_d
     )
     doomed = _worker(env)
     try:
-        enqueue("heart_site.tasks.import_job_run_task", job.pk, queue=QUEUE)
+        enqueue("studio.tasks.import_job_run_task", job.pk, queue=QUEUE)
         _wait(
             lambda: ImportJob.objects.filter(pk=job.pk, status="running").exists(),
             60,

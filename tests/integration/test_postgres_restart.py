@@ -28,7 +28,7 @@ DATABASE = "heart_restart"
 # Builds the rater test study in the cluster's database and prints its invitation token.
 BUILD_STUDY = (
     "import django; django.setup();"
-    "from tests.annotation.rater_data import build_study;"
+    "from tests.factories.annotation import build_study;"
     "print(build_study(quality_check_rate=0, status='open').invite_token)"
 )
 

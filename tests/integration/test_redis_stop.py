@@ -11,7 +11,7 @@ from django.core.cache import cache
 from django.test import Client
 
 from annotation.models import Rater
-from tests.annotation.rater_data import build_study
+from tests.factories.annotation import build_study
 from tests.servers import throwaway_redis
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]

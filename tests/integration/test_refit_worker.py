@@ -6,9 +6,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from heart_site.enqueue import enqueue
+from core.enqueue import enqueue
 from ranking.models import LeaderboardSnapshot
-from tests.ranking.study_builder import X, Y, add_known_verdicts, build_study, judge
+from tests.factories.ranking import X, Y, add_known_verdicts, build_study, judge
 
 pytestmark = pytest.mark.integration
 

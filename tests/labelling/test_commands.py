@@ -8,13 +8,13 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from completions.llm.management.commands.llm_run import Command as LlmRunCommand
-from completions.llm.models import Run
 from completions.models import DialogueContext
 from labelling.models import CompletionLabels
-from tests.labelling.helpers import build_labelled_study
+from llm.management.commands.llm_run import Command as LlmRunCommand
+from llm.models import Run
+from tests.factories.labelling import build_labelled_study
+from tests.factories.llm import endpoint
 from tests.labelling.test_label_run import _contexts
-from tests.llm.builders import endpoint
 
 pytestmark = pytest.mark.django_db
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import pytest
 
 from completions import strategies
-from completions.llm import services
-from completions.llm.executor import run_execute
-from completions.llm.models import RunStatus, UnitStatus
-from completions.llm.selectors import run_counts
 from completions.models import DialogueContext
 from labelling.models import CompletionLabels, LabelSetStatus
+from llm import services
+from llm.executor import run_execute
+from llm.models import RunStatus, UnitStatus
+from llm.selectors import run_counts
 from ranking import services as ranking_services
 from tests.factories import DialogueContextFactory, StudyFactory
-from tests.labelling.helpers import build_labelled_study
-from tests.llm.builders import endpoint
+from tests.factories.labelling import build_labelled_study
+from tests.factories.llm import endpoint
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from completions import strategies
 from labelling import selectors, services
 from labelling.models import CompletionLabels, HumanLabel
-from tests.labelling.helpers import build_labelled_study, label_all, reply_for, user
+from tests.factories.labelling import build_labelled_study, label_all, reply_for, user
 
 pytestmark = pytest.mark.django_db
 

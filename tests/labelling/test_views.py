@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from labelling import services
 from labelling.models import Adjudication, HumanLabel
-from tests.labelling.helpers import SYSTEM_NAMES, build_labelled_study, label_all, user
+from tests.factories.labelling import SYSTEM_NAMES, build_labelled_study, label_all, user
 
 pytestmark = pytest.mark.django_db
 

@@ -8,12 +8,12 @@ import json
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-from completions.llm import services
-from completions.llm.executor import run_execute
-from completions.llm.models import Run
+from llm import services
+from llm.executor import run_execute
+from llm.models import Run
 from tests.factories import DialogueContextFactory, StudyFactory
-from tests.labelling.helpers import build_labelled_study
-from tests.llm.builders import endpoint, study_with_pairs
+from tests.factories.labelling import build_labelled_study
+from tests.factories.llm import endpoint, study_with_pairs
 
 SOURCE = [
     {"speaker": "supporter", "text": "Hello, how are you today?"},

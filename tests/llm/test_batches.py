@@ -6,16 +6,16 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Judgment
-from completions.llm import services
-from completions.llm.batch import services as batch_services
-from completions.llm.batch.models import BatchStatus, ProviderBatch
-from completions.llm.executor import run_execute
-from completions.llm.fake_server.batches import BATCHES
-from completions.llm.models import CachedCall, RunStatus, UnitStatus
-from completions.llm.selectors import run_counts
 from labelling.models import CompletionLabels
-from tests.labelling.helpers import build_labelled_study
-from tests.llm.builders import endpoint, study_with_pairs
+from llm import services
+from llm.batch import services as batch_services
+from llm.batch.models import BatchStatus, ProviderBatch
+from llm.executor import run_execute
+from llm.fake_server.batches import BATCHES
+from llm.models import CachedCall, RunStatus, UnitStatus
+from llm.selectors import run_counts
+from tests.factories.labelling import build_labelled_study
+from tests.factories.llm import endpoint, study_with_pairs
 
 pytestmark = pytest.mark.django_db
 
@@ -166,7 +166,7 @@ def test_batch_mode_is_refused_for_adversarial_runs(fake_llm):
 def test_the_run_page_shows_the_batch_state(fake_llm, client):
     from django.urls import reverse
 
-    from tests.labelling.helpers import user
+    from tests.factories.labelling import user
 
     study = build_labelled_study(n_contexts=1)
     run, (batch,) = _batch_run(study, "label", [endpoint(fake_llm, "batch-page")])
@@ -179,8 +179,8 @@ def test_the_run_page_shows_the_batch_state(fake_llm, client):
 def test_the_studio_launches_a_batch_label_run_and_an_adversarial_run(fake_llm, client):
     from django.urls import reverse
 
-    from completions.llm.models import Run
-    from tests.labelling.helpers import user
+    from llm.models import Run
+    from tests.factories.labelling import user
 
     study = build_labelled_study(n_contexts=1)
     labeller = endpoint(fake_llm, "hub-labeller")

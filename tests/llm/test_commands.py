@@ -9,8 +9,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Judgment
-from completions.llm.models import Endpoint
-from tests.llm.builders import study_with_pairs
+from llm.models import Endpoint
+from tests.factories.llm import study_with_pairs
 
 pytestmark = pytest.mark.django_db
 

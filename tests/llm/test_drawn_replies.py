@@ -1,6 +1,6 @@
 """End to end against a provider that follows the schema it is sent and nothing more.
 
-The fake server runs in its draw mode (``python -m completions.llm.fake_server --draw``): every
+The fake server runs in its draw mode (``python -m llm.fake_server --draw``): every
 structured reply is drawn by hypothesis-jsonschema from the schema in the request body. Judge,
 label and adversarial runs through the real SDKs store every unit; a re-run is answered from
 the cache (normalised replies included: they were stored, so they are cached) and stores the
@@ -13,12 +13,12 @@ import pytest
 
 from annotation.models import Judgment
 from completions import adversarial
-from completions.llm.fake_server import FakeServer
-from completions.llm.models import UnitStatus
-from completions.llm.selectors import run_counts
 from completions.models import DialogueContext
 from labelling.models import CompletionLabels
-from tests.llm.builders import endpoint, study_with_pairs
+from llm.fake_server import FakeServer
+from llm.models import UnitStatus
+from llm.selectors import run_counts
+from tests.factories.llm import endpoint, study_with_pairs
 from tests.llm.sent_schemas import SOURCE, run_kind, study_for
 
 pytestmark = pytest.mark.django_db

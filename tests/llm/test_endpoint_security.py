@@ -19,10 +19,10 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from completions.access import STUDY_ADMINS
-from completions.llm.executor import run_execute
-from completions.llm.models import Endpoint, Run, UnitStatus
-from completions.llm.services import run_plan, run_start
-from tests.llm.builders import study_with_pairs
+from llm.executor import run_execute
+from llm.models import Endpoint, Run, UnitStatus
+from llm.services import run_plan, run_start
+from tests.factories.llm import study_with_pairs
 from tests.llm.listener import Listener
 
 pytestmark = pytest.mark.django_db
@@ -268,7 +268,7 @@ def test_keys_cannot_be_typed_until_the_operator_sets_an_encryption_key(client, 
 
 
 def test_one_source_of_key_per_endpoint_and_a_study_takes_its_endpoints_along(listener):
-    from completions.llm.services import EndpointError, endpoint_upsert
+    from llm.services import EndpointError, endpoint_upsert
 
     study = study_with_pairs(1)
     base = {"provider": "openai", "model": "m", "family": "f", "base_url": listener.url + "/v1"}

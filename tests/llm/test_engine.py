@@ -7,13 +7,13 @@ import time
 
 import pytest
 
-from completions.llm import services
-from completions.llm.executor import run_execute
-from completions.llm.models import CachedCall, RunStatus, UnitStatus
-from completions.llm.selectors import run_counts, run_status_row
 from completions.models import Completion, System
+from llm import services
+from llm.executor import run_execute
+from llm.models import CachedCall, RunStatus, UnitStatus
+from llm.selectors import run_counts, run_status_row
 from tests.factories import DialogueContextFactory, StudyFactory
-from tests.llm.builders import endpoint
+from tests.factories.llm import endpoint
 
 pytestmark = pytest.mark.django_db
 

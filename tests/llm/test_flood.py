@@ -15,11 +15,11 @@ from django.contrib.auth.models import Group, User
 
 from annotation.models import Judgment
 from completions.access import STUDY_ADMINS
-from completions.llm.executor import run_execute
-from completions.llm.models import CachedCall, UnitStatus
-from completions.llm.services import run_plan, run_start
 from completions.models import Completion
-from tests.llm.builders import SYSTEMS, endpoint, study_with_pairs
+from llm.executor import run_execute
+from llm.models import CachedCall, UnitStatus
+from llm.services import run_plan, run_start
+from tests.factories.llm import SYSTEMS, endpoint, study_with_pairs
 
 pytestmark = pytest.mark.django_db
 PROVIDERS = ["openai", "anthropic"]

@@ -12,11 +12,11 @@ import socket
 
 import pytest
 
-from completions.llm.executor import run_execute
-from completions.llm.hosts import HostPolicy, is_public
-from completions.llm.models import Endpoint, UnitStatus
-from completions.llm.services import EndpointError, endpoint_check, run_plan, run_start
-from tests.llm.builders import study_with_pairs
+from llm.executor import run_execute
+from llm.hosts import HostPolicy, is_public
+from llm.models import Endpoint, UnitStatus
+from llm.services import EndpointError, endpoint_check, run_plan, run_start
+from tests.factories.llm import study_with_pairs
 from tests.llm.listener import Listener
 
 pytestmark = pytest.mark.django_db

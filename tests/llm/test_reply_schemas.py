@@ -21,12 +21,12 @@ from openai.lib._pydantic import _ensure_strict_json_schema
 
 from annotation.models import Judgment
 from completions import adversarial, strategies
-from completions.llm.clients import LLMReply
-from completions.llm.kinds import Done, get_kind
-from completions.llm.models import UnitStatus
-from completions.llm.selectors import run_counts
 from completions.models import DialogueContext
 from labelling.models import CompletionLabels
+from llm.clients import LLMReply
+from llm.kinds import Done, get_kind
+from llm.models import UnitStatus
+from llm.selectors import run_counts
 from tests.llm.sent_schemas import KINDS, SOURCE, replies, sent
 
 pytestmark = pytest.mark.django_db

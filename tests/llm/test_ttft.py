@@ -16,10 +16,10 @@ import anthropic
 import openai
 import pytest
 
-from completions.llm import services
-from completions.llm.clients import ClientPool, EndpointConfig, LLMRequest, complete
-from completions.llm.executor import Executor
-from tests.llm.builders import endpoint, study_with_pairs
+from llm import services
+from llm.clients import ClientPool, EndpointConfig, LLMRequest, complete
+from llm.executor import Executor
+from tests.factories.llm import endpoint, study_with_pairs
 
 TTFT_MS = 100
 STALL_S = 0.25  # longer than the tolerance below: a TTFT that counted it would fail

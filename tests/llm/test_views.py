@@ -8,9 +8,9 @@ from django.utils.html import escape
 
 from annotation.models import Judgment
 from completions.access import STUDY_ADMINS
-from completions.llm.models import Endpoint, Run
 from completions.models import Completion
-from tests.llm.builders import endpoint, study_with_pairs
+from llm.models import Endpoint, Run
+from tests.factories.llm import endpoint, study_with_pairs
 
 pytestmark = pytest.mark.django_db
 
@@ -118,7 +118,7 @@ def test_cancel_stops_a_started_run(admin_client, fake_llm):
 
 
 def test_editing_the_supporter_prompt_adds_a_version(admin_client):
-    from completions.generation import supporter_prompt_current
+    from llm.generation import supporter_prompt_current
 
     study = study_with_pairs(1)
     assert b"version 1" in admin_client.get(f"/studio/{study.slug}/llm/").content

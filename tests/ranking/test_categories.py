@@ -9,8 +9,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from completions.models import DialogueContext
-from heart_site.demo import load_demo
 from ranking import categories, services
+from studio.demo import load_demo
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from ranking.models import LeaderboardSnapshot
-from tests.ranking.study_builder import (
+from tests.factories.ranking import (
     X,
     Y,
     add_known_verdicts,

@@ -11,7 +11,7 @@ import pytest
 from django.core.cache import cache
 
 from ranking import board, bradley_terry, humans, services, verdicts
-from tests.ranking.study_builder import Y, add_known_verdicts, build_study
+from tests.factories.ranking import Y, add_known_verdicts, build_study
 
 HUMANS = {"H1", "H2"}
 # The small hand-made data separate (some systems always win): the fit warns, as it should.

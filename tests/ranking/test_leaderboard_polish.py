@@ -9,7 +9,7 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from completions.access import STUDY_ADMINS
-from tests.ranking.study_builder import X, Y, add_known_verdicts, build_study, judge
+from tests.factories.ranking import X, Y, add_known_verdicts, build_study, judge
 
 pytestmark = pytest.mark.django_db
 

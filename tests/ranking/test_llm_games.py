@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from completions.llm import services as llm_services
-from completions.llm.executor import run_execute
+from llm import services as llm_services
+from llm.executor import run_execute
 from ranking.services import agreement_compute, leaderboard_compute
-from tests.llm.builders import endpoint, study_with_pairs
+from tests.factories.llm import endpoint, study_with_pairs
 
 pytestmark = pytest.mark.django_db
 

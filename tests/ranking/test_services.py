@@ -10,7 +10,7 @@ from django.utils import timezone
 from annotation.models import Rater
 from ranking import selectors, services
 from ranking.models import LeaderboardSnapshot, RefitJob
-from tests.ranking.study_builder import (
+from tests.factories.ranking import (
     X,
     Y,
     add_known_verdicts,
@@ -264,7 +264,7 @@ def with_a_worker(monkeypatch):
     eager = current_app.conf.task_always_eager
     current_app.conf.task_always_eager = False
     monkeypatch.setattr(
-        "heart_site.enqueue.enqueue",
+        "core.enqueue.enqueue",
         lambda task, *args: sent.append((getattr(task, "name", task), args)),
     )
     cache.clear()

@@ -7,7 +7,7 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from ranking import services
-from tests.labelling.helpers import build_labelled_study, label_all, user
+from tests.factories.labelling import build_labelled_study, label_all, user
 
 pytestmark = pytest.mark.django_db
 

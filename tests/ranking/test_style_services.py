@@ -11,8 +11,8 @@ import pytest
 from django.core.management import call_command
 
 from annotation.judgment_export import judgments_export
-from heart_site.demo import load_demo
 from ranking import services
+from studio.demo import load_demo
 from tests.ranking.test_style import independent_elo
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from completions.access import STUDY_ADMINS
-from heart_site.demo import load_demo
+from studio.demo import load_demo
 
 pytestmark = pytest.mark.django_db
 

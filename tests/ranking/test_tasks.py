@@ -6,7 +6,7 @@ from heart_site.celery import app
 from ranking import tasks
 from ranking.models import LeaderboardSnapshot
 from tests.factories import StudyFactory
-from tests.ranking.study_builder import add_known_verdicts, build_study
+from tests.factories.ranking import add_known_verdicts, build_study
 
 pytestmark = pytest.mark.django_db
 

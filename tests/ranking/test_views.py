@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from completions.access import STUDY_ADMINS
 from ranking.models import LeaderboardSnapshot
-from tests.ranking.study_builder import (
+from tests.factories.ranking import (
     X,
     Y,
     add_known_verdicts,

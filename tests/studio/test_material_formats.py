@@ -15,8 +15,8 @@ from django.urls import reverse
 
 from completions.esconv import EsconvFormatError, screen_corpus
 from completions.models import Completion, DialogueContext, Study
-from heart_site.material_formats import EXAMPLES, detect_kind
-from heart_site.models import ImportJob
+from studio.material_formats import EXAMPLES, detect_kind
+from studio.models import ImportJob
 
 from .files import completions_jsonl, contexts_jsonl
 

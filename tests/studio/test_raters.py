@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Judgment, Pair, Rater
-from tests.annotation.rater_data import build_study
+from tests.factories.annotation import build_study
 
 pytestmark = pytest.mark.django_db
 

@@ -7,9 +7,9 @@ from django.utils import timezone
 
 from annotation.models import Pair, Rater
 from completions.models import DialogueContext, Study
-from heart_site.studio.selectors import checklist_rows, next_step_row, study_checklist
-from tests.annotation.rater_data import build_study
+from studio.selectors import checklist_rows, next_step_row, study_checklist
 from tests.factories import JudgmentFactory
+from tests.factories.annotation import build_study
 
 pytestmark = pytest.mark.django_db
 
@@ -66,7 +66,7 @@ def test_counts_follow_pairs_raters_and_judgments():
 
 
 def test_llm_runs_and_writers_have_rows_of_their_own():
-    from completions.llm.models import Run
+    from llm.models import Run
 
     study = build_study(n_contexts=2, quota=1, writers_per_context=1)
     Run.objects.create(study=study, kind="judge", status="finished")

@@ -10,8 +10,8 @@ from django.urls import reverse
 
 from annotation.models import Pair
 from completions.models import Completion, DialogueContext, Study
-from heart_site.models import ImportJob
-from heart_site.studio.services import import_job_run
+from studio.models import ImportJob
+from studio.services import import_job_run
 from tests.factories import PairFactory
 
 from .files import bad_contexts_jsonl, completions_jsonl, contexts_jsonl

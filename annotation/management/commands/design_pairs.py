@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services_pairs import pairs_design
+from annotation.services.pairs import pairs_design
 from completions.selectors import study_get
 
 

@@ -1,0 +1,23 @@
+"""python manage.py verify_release FILE.zip: exit 0 only if every hash matches and Elo
+recomputes."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from studio.downloads.release import release_verify
+
+
+class Command(BaseCommand):
+    help = "Check a release bundle's SHA256SUMS and recompute its leaderboard in a fresh process."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("path")
+
+    def handle(self, *args, **options) -> None:
+        ok, lines = release_verify(options["path"])
+        for line in lines:
+            self.stdout.write(line)
+        if not ok:
+            raise CommandError("release NOT verified")
+        self.stdout.write("release verified")

@@ -1,0 +1,72 @@
+"""The embedded default's demo study: loads from the shipped sample, twice without change."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from annotation.models import Judgment, Pair, QualityCheckItem
+from completions.models import Completion, DialogueContext, System
+from studio.demo import DEMO_ADMIN_USERNAME, demo_admin_ensure, load_demo
+
+pytestmark = pytest.mark.django_db
+
+
+def _counts() -> tuple[int, ...]:
+    models = (DialogueContext, System, Completion, Pair, Judgment, QualityCheckItem)
+    return tuple(model.objects.count() for model in models)
+
+
+def test_the_demo_loads_labelled_demo_data_and_a_second_run_changes_nothing():
+    study = load_demo()
+    first = _counts()
+    load_demo()
+    assert _counts() == first
+    contexts, systems, completions, pairs, judgments, checks = first
+    assert contexts > 20 and pairs > 100 and judgments > 100 and checks > 0
+    kinds = {s.name: s.kind for s in study.systems.all()}
+    assert kinds.pop("original-dataset") == "dataset"
+    assert kinds and all(name.startswith("demo-") for name in kinds)
+    assert all(c.source == "ESConv" for c in study.contexts.all())
+
+
+def test_the_demo_admin_can_log_in_and_the_rater_link_answers(client):
+    study = load_demo()
+    assert demo_admin_ensure() is None  # the test database is not the embedded demo one
+    password = demo_admin_ensure(force=True)
+    assert get_user_model().objects.get(username=DEMO_ADMIN_USERNAME).is_superuser
+    entry = client.get(f"/r/{study.invite_token}/", follow=True)
+    assert entry.status_code == 200
+    assert entry.redirect_chain[-1][0].endswith("/consent/")
+    assert client.login(username=DEMO_ADMIN_USERNAME, password=password)
+    assert client.get("/admin/completions/study/").status_code == 200
+    assert client.get(f"/studio/{study.slug}/leaderboard/").status_code == 200
+
+
+def test_the_demo_prints_a_writer_link_that_answers(client):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("load_demo", base_url="http://testserver", stdout=out)
+    line = next(line for line in out.getvalue().splitlines() if "Writer link:" in line)
+    url = line.split("Writer link:")[1].strip()
+    assert url.startswith("http://testserver/w/")
+    entry = client.get(url.removeprefix("http://testserver"), follow=True)
+    assert entry.redirect_chain[-1][0].endswith("/consent/")
+    client.post(entry.redirect_chain[-1][0], {"agree": "on"})
+    write = client.get(url.removeprefix("http://testserver") + "write/")
+    assert write.status_code == 200 and b"Your reply as the supporter" in write.content
+
+
+def test_the_demo_study_asks_raters_to_qualify_first(client):
+    from care.models import CareSettings
+
+    study = load_demo()
+    assert CareSettings.objects.get(study=study).qualification_enabled
+    assert study.qualification_items.filter(phase="training").count() == 2
+    client.get(f"/r/{study.invite_token}/")
+    client.post(f"/r/{study.invite_token}/consent/", {"agree": "on"})
+    assert client.get(f"/r/{study.invite_token}/item/").url.endswith("/qualify/")
+    assert b"Practice item 1 of 5" in client.get(f"/r/{study.invite_token}/qualify/").content
