@@ -29,7 +29,7 @@ BATCH = 500
 
 
 def _deferred_model():
-    return apps.get_model("heart_site", "DeferredTask")
+    return apps.get_model("core", "DeferredTask")
 
 
 def enqueue(name: str, *args: Any, queue: str | None = None) -> bool:

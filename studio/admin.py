@@ -2,15 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from .models import DeferredTask, ImportJob
-
-
-@admin.register(DeferredTask)
-class DeferredTaskAdmin(admin.ModelAdmin):
-    """Tasks waiting for the broker (sent by beat every minute once it answers)."""
-
-    list_display = ("name", "created_at", "attempts", "last_error")
-    readonly_fields = ("name", "args", "kwargs", "created_at", "attempts", "last_error")
+from .models import ImportJob
 
 
 @admin.register(ImportJob)

@@ -1,4 +1,4 @@
-"""Platform rows that belong to no single app: tasks waiting for the broker, browser uploads."""
+"""The studio's rows: files uploaded through the browser, and texts held back from a release."""
 
 from __future__ import annotations
 
@@ -6,30 +6,6 @@ from django.conf import settings
 from django.db import models
 
 from completions.models import Study
-
-
-class DeferredTask(models.Model):
-    """A Celery task that could not be queued (broker unreachable): sent again by beat.
-
-    `core.enqueue.enqueue` (the outbox) writes it when publishing fails, so an upload, a
-    run launch or a refit while Redis is down is not lost; `core.tasks.deferred_tasks_send`
-    (beat, every minute) publishes the waiting rows once the broker answers. Tasks are
-    idempotent by convention (CONVENTIONS.md), so a row sent twice after a crash does no harm.
-    """
-
-    name = models.CharField(max_length=200)
-    args = models.JSONField(default=list)
-    kwargs = models.JSONField(default=dict)
-    queue = models.CharField(max_length=100, blank=True, help_text="Empty: the task's route.")
-    created_at = models.DateTimeField(auto_now_add=True)
-    attempts = models.PositiveIntegerField(default=0)
-    last_error = models.CharField(max_length=500, blank=True)
-
-    class Meta:
-        ordering = ["id"]
-
-    def __str__(self) -> str:
-        return f"{self.name} (waiting since {self.created_at:%Y-%m-%d %H:%M})"
 
 
 class ImportKind(models.TextChoices):
@@ -75,6 +51,7 @@ class ImportJob(models.Model):
     lease_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "heart_site_importjob"  # made before the studio was an app of its own
         indexes = [models.Index(fields=["study", "-created_at"], name="importjob_study_recent")]
 
     def __str__(self) -> str:
@@ -118,6 +95,7 @@ class ReleaseHold(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "heart_site_releasehold"  # made before the studio was an app of its own
         constraints = [
             models.UniqueConstraint(fields=["completion"], name="releasehold_completion_once"),
             models.UniqueConstraint(fields=["judgment"], name="releasehold_judgment_once"),

@@ -11,16 +11,16 @@ import time
 from pathlib import Path
 
 import pytest
-from core.tasks import deferred_tasks_send
 from django.contrib.auth import get_user_model
 from django.db import connection, connections
 from django.test import Client
 
 from annotation.models import Judgment, Rater
 from core.enqueue import enqueue
+from core.models import DeferredTask
+from core.tasks import deferred_tasks_send
 from heart_site.celery import app as celery_app
 from ranking.models import RefitJob
-from studio.models import DeferredTask
 from tests.factories.annotation import build_study
 
 pytestmark = pytest.mark.django_db
