@@ -299,7 +299,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 JOB_LEASE_SECONDS = env.float("JOB_LEASE_SECONDS", default=60.0)
 CELERY_BEAT_SCHEDULE = {
     "deferred-tasks": {"task": "core.tasks.deferred_tasks_send", "schedule": 60.0},
-    "jobs-resume-stalled": {"task": "studio.tasks.import_jobs_resume_stalled", "schedule": 60.0},
+    # Imports and refits whose worker died (their lease lapsed) are queued again.
+    "imports-resume-stalled": {"task": "studio.tasks.import_jobs_resume_stalled", "schedule": 60.0},
+    "refits-resume-stalled": {"task": "ranking.tasks.refit_jobs_resume_stalled", "schedule": 60.0},
     "nightly-refit": {
         "task": "ranking.tasks.refit_all_studies",
         "schedule": crontab(hour=env.int("REFIT_HOUR_UTC", default=3), minute=0),

@@ -12,7 +12,13 @@ from .executor import run_execute
 
 
 # No time limit: an executor gives up its slice itself (celery-types has no None here).
-@shared_task(acks_late=True, ignore_result=True, time_limit=None, soft_time_limit=None)  # type: ignore[call-overload]
+@shared_task(  # type: ignore[call-overload]
+    name="llm.tasks.llm_run_execute",
+    acks_late=True,
+    ignore_result=True,
+    time_limit=None,
+    soft_time_limit=None,
+)
 def llm_run_execute(run_id: int) -> str:
     outcome = run_execute(run_id)
     if outcome == "sliced":
@@ -20,7 +26,7 @@ def llm_run_execute(run_id: int) -> str:
     return outcome
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task(name="llm.tasks.llm_runs_resume", acks_late=True, ignore_result=True)
 def llm_runs_resume() -> list[int]:
     return services.runs_resume_stalled()
 

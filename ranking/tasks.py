@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
+from celery.signals import worker_ready
 
 from completions.models import Study
+from core.enqueue import enqueue
 
 from . import selectors, services
 from .models import RefitTrigger
@@ -36,3 +38,15 @@ def refit_all_studies() -> list[int]:
     for study in Study.objects.filter(pk__in=study_ids):
         services.snapshot_request_refit(study=study, trigger=RefitTrigger.NIGHTLY)
     return study_ids
+
+
+@shared_task(name="ranking.tasks.refit_jobs_resume_stalled", ignore_result=True)
+def refit_jobs_resume_stalled() -> list[int]:
+    """Beat and worker start: refits whose worker died are queued again."""
+    return services.refit_jobs_resume()
+
+
+@worker_ready.connect
+def _resume_after_restart(sender=None, **kwargs) -> None:
+    """A worker that (re)starts looks for refits a dead worker left running."""
+    enqueue("ranking.tasks.refit_jobs_resume_stalled")

@@ -19,11 +19,13 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core.enqueue import deferred_tasks_publish, enqueue
+from core.models import DeferredTask
 from llm.models import Endpoint, Run
 from ranking import services as ranking_services
 from ranking.models import RefitJob
+from ranking.tasks import refit_jobs_resume_stalled
 from studio import services as studio_services
-from studio.models import DeferredTask, ImportJob
+from studio.models import ImportJob
 from studio.tasks import import_jobs_resume_stalled
 from tests.core.test_faults import CLOSED, _celery_broker
 from tests.factories import StudyFactory
@@ -180,8 +182,9 @@ def test_jobs_left_running_by_a_dead_worker_are_run_again():
     RefitJob.objects.filter(pk=refit.pk).update(lease_until=lapsed)
     alive = RefitJob.objects.create(study=study, trigger="manual", status="running")
     RefitJob.objects.filter(pk=alive.pk).update(lease_until=timezone.now() + timedelta(minutes=1))
-    resumed = jobs_resume_stalled()  # what beat runs every minute (eager here: runs at once)
-    assert resumed == {"imports": [imp.pk], "refits": [refit.pk]}
+    # What beat runs every minute (eager here: runs at once).
+    assert import_jobs_resume_stalled() == [imp.pk]
+    assert refit_jobs_resume_stalled() == [refit.pk]
     imp.refresh_from_db()
     refit.refresh_from_db()
     alive.refresh_from_db()

@@ -22,7 +22,8 @@ from django.urls import reverse
 from annotation.models import Judgment
 from completions.models import DialogueContext, Study
 from core.enqueue import deferred_tasks_publish, enqueue
-from studio.models import DeferredTask, ImportJob
+from core.models import DeferredTask
+from studio.models import ImportJob
 from studio.tasks import import_jobs_resume_stalled
 from tests.conftest import ROOT
 from tests.core.test_faults import CLOSED, _celery_broker
@@ -128,7 +129,7 @@ def test_an_import_whose_worker_is_killed_mid_run_is_redone_once(transactional_d
     assert Judgment.objects.filter(study=study).count() == 0  # its transaction died with it
 
     # Beat's every-minute job, until the lease has lapsed and the job is queued again.
-    _wait(lambda: job.pk in jobs_resume_stalled()["imports"], 30, "the lease to lapse")
+    _wait(lambda: job.pk in import_jobs_resume_stalled(), 30, "the lease to lapse")
     _wait(lambda: ImportJob.objects.get(pk=job.pk).finished, 120, "the redone import")
     redone_after = time.monotonic() - killed_at
     job.refresh_from_db()
