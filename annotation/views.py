@@ -25,8 +25,8 @@ from django_htmx.http import HttpResponseClientRedirect
 from django_ratelimit.core import is_ratelimited
 
 from care.hooks import item_care, rater_gate, remember_since
-from completions.access import role
 from completions.models import Study, StudyStatus
+from core.roles import role
 
 from .access import (
     access_assignment_for_rater,

@@ -17,7 +17,7 @@ from annotation.access import (
 from annotation.models import Rater
 from annotation.services import SCALE
 from annotation.views import rater_required
-from completions.access import role
+from core.roles import role
 from writing.access import (
     access_settings_for_writer,
     access_writing_for_writer,

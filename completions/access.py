@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -24,28 +24,6 @@ if TYPE_CHECKING:
 
 STUDY_ADMINS = "study admins"
 WRITERS = "writers"
-
-# Every view declares who it is for: its decorator sets `view.heart_role` to one of these, and
-# tests/heart_site/test_url_roles.py walks every URL the resolver knows and fails for a view
-# without one. DRF views declare it as a class attribute `heart_role`.
-# "monitoring" is the Prometheus scraper (core/metrics.py: a bearer token or an address
-# allow-list, no account).
-# A view function, kept as it is by the decorators below (they only add an attribute).
-View = TypeVar("View", bound=Callable[..., Any])
-
-ROLES = ("public", "rater", "writer", "labeller", "study_admin", "monitoring")
-
-
-def role(name: str) -> Callable[[View], View]:
-    """Mark a view with the role it serves (for views whose access check is inside)."""
-    if name not in ROLES:
-        raise ValueError(f"unknown role {name!r}")
-
-    def mark(view):
-        view.heart_role = name
-        return view
-
-    return mark
 
 
 def is_study_admin(user: AbstractUser | AnonymousUser) -> TypeGuard[User]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from completions.sampling import stratified_round_robin
 from core import structured
-from llm.kinds import InvalidReply
+from core.structured import InvalidReply
 
 PROMPT_VERSION = "adversarial-v2"  # v2: one schema per source states every rule
 #: Hostility 0 (calm, cooperative) .. 10 (openly hostile, rejects help). A seeker turn at or

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from core import structured
-from llm.kinds import InvalidReply
+from core.structured import InvalidReply
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.templatetags.static import static
 
-from completions.access import role
+from core.roles import role
 
 PROBE_TIMEOUT = 0.5
 
@@ -54,7 +54,7 @@ def _broker() -> str:
         return "eager"  # the embedded default runs tasks in-process
     if url.startswith(("redis://", "rediss://")):
         return _redis_ping(url)
-    from heart_site.celery import app
+    from celery import current_app as app
 
     try:
         with app.connection_for_write() as conn:

@@ -42,7 +42,7 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from completions.access import role
+from core.roles import role
 
 log = logging.getLogger(__name__)
 
@@ -155,12 +155,23 @@ def celery_queue_lengths(timeout: float = 0.5) -> dict[str, int]:
     return {q: sum(lengths[i * per_queue : (i + 1) * per_queue]) for i, q in enumerate(queues)}
 
 
-class StudioCollector(Collector):
-    """Queue lengths and LLM run progress, read when Prometheus scrapes."""
+# Gauges an app reads from its own tables when Prometheus scrapes (the LLM runs' progress):
+# registered by the app (its AppConfig.ready), so this base module imports no app.
+SCRAPE_READERS: dict[str, Callable[[], list[GaugeMetricFamily]]] = {}
+
+
+def scrape_reader_register(part: str, read: Callable[[], list[GaugeMetricFamily]]) -> None:
+    """Add the gauges `read` returns to every scrape (`part` names them in a warning)."""
+    SCRAPE_READERS[part] = read
+
+
+class ScrapeCollector(Collector):
+    """Queue lengths and the apps' gauges, read when Prometheus scrapes."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         yield from self._guarded("queues", self._queues)
-        yield from self._guarded("llm runs", self._llm_runs)
+        for part, read in SCRAPE_READERS.items():
+            yield from self._guarded(part, read)
 
     @staticmethod
     def _guarded(part: str, read: Callable[[], list[GaugeMetricFamily]]):
@@ -182,28 +193,6 @@ class StudioCollector(Collector):
             family.add_metric([queue], n)
         return [family]
 
-    @staticmethod
-    def _llm_runs() -> list[GaugeMetricFamily]:
-        from llm.selectors import (
-            run_counts_by_kind_and_status,
-            unit_counts_of_running_runs,
-        )
-
-        units = GaugeMetricFamily(
-            "heart_llm_running_units",
-            "Units of the LLM runs running now, per run kind and unit status "
-            "(pending, in_flight, done, failed, invalid).",
-            labels=["kind", "status"],
-        )
-        for kind, status, n in unit_counts_of_running_runs():
-            units.add_metric([kind, status], n)
-        runs = GaugeMetricFamily(
-            "heart_llm_runs", "LLM runs per kind and status.", labels=["kind", "status"]
-        )
-        for kind, status, n in run_counts_by_kind_and_status():
-            runs.add_metric([kind, status], n)
-        return [units, runs]
-
 
 def metrics_exposition() -> bytes:
     """The text Prometheus reads: every process's metrics, then the scrape-time ones."""
@@ -213,7 +202,7 @@ def metrics_exposition() -> bytes:
     else:
         processes = REGISTRY  # one process: its own metrics, with process and GC collectors
     live = CollectorRegistry()
-    live.register(StudioCollector())
+    live.register(ScrapeCollector())
     return generate_latest(processes) + generate_latest(live)
 
 

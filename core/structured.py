@@ -20,7 +20,10 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from llm.kinds import InvalidReply
+
+class InvalidReply(Exception):
+    """A reply that does not fit the schema: repaired once, then the unit is invalid."""
+
 
 # A NUL, or a UTF-16 surrogate standing alone (json.loads keeps "\ud800" as such).
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")

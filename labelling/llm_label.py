@@ -16,8 +16,9 @@ from typing import Any
 from completions import strategies
 from completions.models import Completion
 from core import structured
+from core.structured import InvalidReply
 from llm.clients import LLMRequest
-from llm.kinds import Done, InvalidReply, Plan, RunKind, UnitSpec, register
+from llm.kinds import Done, Plan, RunKind, UnitSpec, register
 from llm.models import Run, Unit
 
 from . import services

@@ -11,7 +11,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from completions import strategies
-from completions.access import access_study_for_admin, role, study_admin_required
+from completions.access import access_study_for_admin, study_admin_required
+from core.roles import role
 
 from . import selectors, services
 from .access import labeller_required

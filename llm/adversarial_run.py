@@ -23,9 +23,10 @@ from completions.services.adversarial import (
     variant_external_id,
 )
 from core import structured
+from core.structured import InvalidReply
 
 from .clients import LLMRequest
-from .kinds import Done, InvalidReply, Plan, RunKind, UnitSpec, register
+from .kinds import Done, Plan, RunKind, UnitSpec, register
 from .models import Run, Unit
 
 MAX_TOKENS = 2500

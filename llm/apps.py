@@ -10,4 +10,9 @@ class LlmConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from core.metrics import scrape_reader_register
+
         from . import adversarial_run, generation  # noqa: F401  the run kinds
+        from .metrics import llm_run_families
+
+        scrape_reader_register("llm runs", llm_run_families)

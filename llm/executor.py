@@ -29,6 +29,8 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from core.structured import InvalidReply
+
 from . import slots
 from .clients import (
     CallError,
@@ -39,7 +41,7 @@ from .clients import (
     complete,
     reply_max_chars,
 )
-from .kinds import Done, InvalidReply, RunKind, get_kind
+from .kinds import Done, RunKind, get_kind
 from .metrics import llm_units_finished
 from .models import CachedCall, Endpoint, Run, RunStatus, Unit, UnitStatus
 

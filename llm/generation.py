@@ -24,9 +24,10 @@ from completions.models import (
     System,
     SystemKind,
 )
+from core.structured import InvalidReply
 
 from .clients import LLMRequest
-from .kinds import Done, InvalidReply, Plan, RunKind, UnitSpec, register
+from .kinds import Done, Plan, RunKind, UnitSpec, register
 from .models import Run, Unit
 
 MAX_TOKENS = 200

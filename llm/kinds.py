@@ -21,13 +21,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import pydantic
 
+from core.structured import InvalidReply
+
 if TYPE_CHECKING:
     from .clients import LLMReply, LLMRequest
     from .models import Run, Unit
-
-
-class InvalidReply(Exception):
-    """A reply that does not fit the schema: repaired once, then the unit is invalid."""
 
 
 @dataclass

@@ -134,14 +134,13 @@ def _generated(run: Run) -> dict | None:
     """A finished generate run's replies: how many, the first few, and whether pairs exist."""
     if run.kind != "generate" or run.status != RunStatus.FINISHED:
         return None
-    from annotation.models import Pair
     from llm.generation import generated_completions
 
     texts = generated_completions(run)
     return {
         "n": texts.count(),
         "first": list(texts[:TEXTS_SHOWN]),
-        "study_has_pairs": Pair.objects.filter(study=run.study).exists(),
+        "study_has_pairs": run.study.pairs.exists(),  # annotation's Pair, by its relation
     }
 
 

@@ -19,10 +19,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.models import Rater
 from annotation.quality import study_quality_update
 from annotation.services.pairs import pairs_design
-from completions.access import access_study_for_admin, role, study_admin_required
+from completions.access import access_study_for_admin, study_admin_required
 from completions.csv_safe import safe_row
 from completions.models import StudyStatus
-from studio.material_formats import EXAMPLES, Detection, schema_text
+from core.roles import role
+from studio.formats import schema_text
+from studio.material_formats import EXAMPLES, Detection
 from studio.models import ImportJob, ImportKind
 
 from . import selectors, services

@@ -13,7 +13,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from care.hooks import remember_since, writer_stopped, writing_care
-from completions.access import is_writer, role
+from completions.access import is_writer
+from core.roles import role
 
 from .access import (
     access_settings_for_writer,

@@ -23,9 +23,11 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.structured import InvalidReply
+
 from ..clients import LLMReply, reply_max_chars
 from ..executor import Executor, Outcome, Work, endpoint_config
-from ..kinds import InvalidReply, get_kind
+from ..kinds import get_kind
 from ..models import CachedCall, Endpoint, Run, RunStatus, Unit, UnitStatus
 from ..services import run_dispatch
 from . import providers

@@ -8,9 +8,9 @@ import pytest
 
 from annotation.llm_judge import RATIONALE_MAX, VERDICT_SCHEMA, orient, verdict_read
 from annotation.models import Judgment, Pair
+from core.structured import InvalidReply
 from llm import services
 from llm.executor import run_execute
-from llm.kinds import InvalidReply
 from llm.models import RunStatus, UnitStatus
 from llm.selectors import run_counts, run_status_row
 from tests.factories.llm import endpoint, study_with_pairs
