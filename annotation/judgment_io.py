@@ -51,25 +51,19 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
 
-from completions.formats import parse_line
 from completions.importers import (
     ImportFileError,
-    iter_jsonl_model,
     no_cyclic_gc,
-    read_jsonl_model,
 )
 from completions.models import Completion, DialogueContext, Study, System, SystemKind
 
-from .formats import JudgmentFormat
 from .judgment_export import judgments_export  # noqa: F401 (one import point)
+from .judgment_sources import JudgmentRecord, iter_judgments, read_source
 from .models import JudgeKind, Judgment, Pair, Rater
 
 # Each side or verdict to its mirror (keys and values: the formats' literals, None and "").
 FLIP: dict[Any, Any] = {"a": "b", "b": "a", "tie": "tie", None: None, "": ""}
 BATCH = 2000
-
-# A validated line of a judgments file (the format model itself; `flip` turns it around).
-JudgmentRecord = JudgmentFormat
 
 
 @dataclass
@@ -95,17 +89,6 @@ class JudgmentImportReport:
     def lines(self) -> list[str]:
         always = {"read", "created", "already_present"}
         return [f"{k.replace('_', ' ')}: {v}" for k, v in self.__dict__.items() if k in always or v]
-
-
-# Parsing --------------------------------------------------------------------------------------
-
-
-def parse_judgment(obj: dict[str, Any], line: int) -> JudgmentFormat:
-    return parse_line(JudgmentFormat, obj, line)
-
-
-def read_judgments(path: str | Path) -> list[JudgmentFormat]:
-    return read_jsonl_model(path, JudgmentFormat)
 
 
 def flip(record: JudgmentRecord) -> None:
@@ -144,16 +127,10 @@ def judgments_import(
     with no_cyclic_gc():
         if fmt == "jsonl":
             return judgments_import_records(study=study, records=iter_judgments(path))
-        from .judgment_sources import read_source
-
         records, skipped = read_source(path, fmt, mapping=mapping)
         report = judgments_import_records(study=study, records=records)
         report.source_rows_skipped = skipped
         return report
-
-
-def iter_judgments(path: str | Path) -> Iterator[JudgmentFormat]:
-    return iter_jsonl_model(path, JudgmentFormat)
 
 
 # Lines imported at a time: the ids the import looks up (contexts, systems, completions, pairs,

@@ -27,9 +27,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from completions.importers import ImportFileError, check_text, iter_jsonl, read_records
+from completions.formats import parse_line
+from completions.importers import (
+    ImportFileError,
+    check_text,
+    iter_jsonl,
+    iter_jsonl_model,
+    read_jsonl_model,
+    read_records,
+)
 
-from .judgment_io import JudgmentRecord, parse_judgment, read_judgments
+from .formats import JudgmentFormat
+
+# A validated line of a judgments file (the format model itself; `flip` turns it around).
+JudgmentRecord = JudgmentFormat
 
 SOURCE_FORMATS = ("jsonl", "arena", "mtbench", "csv")
 WINNERS = {
@@ -46,6 +57,19 @@ WINNERS = {
 
 class SkippedRow(Exception):
     """A row the source itself marks as unusable (e.g. an MT-Bench judge error)."""
+
+
+def parse_judgment(obj: dict[str, Any], line: int) -> JudgmentFormat:
+    return parse_line(JudgmentFormat, obj, line)
+
+
+def read_judgments(path: str | Path) -> list[JudgmentFormat]:
+    return read_jsonl_model(path, JudgmentFormat)
+
+
+def iter_judgments(path: str | Path) -> Iterator[JudgmentFormat]:
+    """The contract's JSON Lines, read as the import goes (its size decides no memory)."""
+    return iter_jsonl_model(path, JudgmentFormat)
 
 
 def read_source(

@@ -68,7 +68,8 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from annotation.judgment_io import judgments_import, read_judgments
+    from annotation.judgment_io import judgments_import
+    from annotation.judgment_sources import read_judgments
     from completions.models import Study
 
     call_command("migrate", verbosity=0)

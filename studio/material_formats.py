@@ -194,10 +194,3 @@ TOP_KEY = re.compile(r'"([A-Za-z_]+)"\s*:')
 def _keys_seen(text: str) -> set[str]:
     """Keys named in a head too long to parse whole (a very long first line)."""
     return set(TOP_KEY.findall(text))
-
-
-def schema_text(kind: str) -> str | None:
-    """The JSON Schema of a kind's lines (ESConv: of the whole file), as published."""
-    from studio.formats import schema_texts
-
-    return schema_texts().get(f"{kind}.schema.json")
