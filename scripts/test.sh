@@ -34,5 +34,7 @@ fi
 echo "broker: ${REDIS_URL:-none (Celery runs tasks in-process)}"
 
 .venv/bin/ruff check .
+# The apps' layers and no import cycles ([tool.importlinter] in pyproject.toml).
+.venv/bin/lint-imports
 .venv/bin/mypy  # types: [tool.mypy] in pyproject.toml (docs/tests.md)
 .venv/bin/python -m pytest "$@"
