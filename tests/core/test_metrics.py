@@ -8,12 +8,12 @@ import re
 import uuid
 
 import pytest
-from core.tasks import deferred_tasks_send
 from django.test import Client
 from django.urls import reverse
 from prometheus_client.parser import text_string_to_metric_families
 
 from annotation.models import Assignment, Rater
+from core.tasks import deferred_tasks_send
 from llm import services as llm_services
 from llm.executor import run_execute
 from llm.models import Run, RunStatus, Unit
