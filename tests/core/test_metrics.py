@@ -13,7 +13,7 @@ from django.urls import reverse
 from prometheus_client.parser import text_string_to_metric_families
 
 from annotation.models import Assignment, Rater
-from core.tasks import deferred_tasks_send
+from core.enqueue import enqueue
 from llm import services as llm_services
 from llm.executor import run_execute
 from llm.models import Run, RunStatus, Unit
@@ -179,5 +179,5 @@ def test_finished_units_are_counted_per_kind_once_stored(
 def test_tasks_are_counted_per_name_queue_and_state(metrics_on):
     labels = {"task": "core.tasks.deferred_tasks_send", "queue": "eager", "state": "SUCCESS"}
     before = _value(_scrape(), "heart_celery_tasks_total", **labels)
-    deferred_tasks_send.delay()  # eager in tests: runs here, with Celery's signals
+    enqueue("core.tasks.deferred_tasks_send")  # eager in tests: runs here, with Celery's signals
     assert _value(_scrape(), "heart_celery_tasks_total", **labels) == before + 1

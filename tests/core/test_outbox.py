@@ -34,7 +34,7 @@ from tests.studio.files import contexts_jsonl
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
-OUTBOX = ROOT / "heart_site" / "enqueue.py"
+OUTBOX = ROOT / "core" / "enqueue.py"
 PUBLISHING = re.compile(r"\.(delay|apply_async|send_task)\(")
 
 

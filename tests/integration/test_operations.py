@@ -62,6 +62,7 @@ def _task_count(text: str, **labels: str) -> float:
 
 
 def test_a_queue_worker_serves_its_task_metrics_to_the_scraper_only(transactional_db, postgres):
+    from core.enqueue import enqueue
     from heart_site.celery import app
 
     redis_url = os.environ.get("REDIS_URL", "")
@@ -95,7 +96,7 @@ def test_a_queue_worker_serves_its_task_metrics_to_the_scraper_only(transactiona
         eager, app.conf.task_always_eager = app.conf.task_always_eager, False
         try:
             for _ in range(3):
-                app.send_task("core.tasks.deferred_tasks_send", queue=queue)
+                enqueue("core.tasks.deferred_tasks_send", queue=queue)
         finally:
             app.conf.task_always_eager = eager
         labels = {"task": "core.tasks.deferred_tasks_send", "queue": queue}
