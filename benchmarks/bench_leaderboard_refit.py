@@ -183,7 +183,7 @@ def _timed_reads(study, repeat: int) -> list[tuple[str, float, float]]:
     for name, url in (
         ("page", f"/studio/{study.slug}/leaderboard/"),
         ("page, htmx filter change", f"/studio/{study.slug}/leaderboard/?judges=human"),
-        ("API", f"/studio/api/studies/{study.slug}/leaderboard/"),
+        ("API", f"/api/studies/{study.slug}/leaderboard/"),
     ):
         headers: dict[str, Any] = {"HTTP_HX_REQUEST": "true"} if "htmx" in name else {}
         times = []

@@ -1,17 +1,14 @@
-"""REST API for study admins: the leaderboard as JSON (the `leaderboard --format json` shape)."""
+"""The leaderboard API's query and reply shapes (the `leaderboard --format json` shape) and the
+response it serves; studio/api/results.py mounts it under /api/."""
 
 from __future__ import annotations
 
 import re
 
-from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
-
-from completions.access import IsStudyAdmin, access_study_for_admin
 
 from . import services, style
 from .models import JudgeFilter, Preset, SubsetFilter
@@ -129,17 +126,3 @@ def leaderboard_response(request: Request, study) -> Response:
         return Response(services.leaderboard_served(study, **query.validated_data))
     except ValueError as exc:
         raise ValidationError({"detail": str(exc)}) from exc
-
-
-class LeaderboardApi(APIView):
-    """GET /studio/api/studies/<slug>/leaderboard/?judges=human|llm|all&subset=...&preset=...
-    [&style=length,questions][&by=emotion_type]
-
-    Served from the latest stored snapshot (``status``: current, updating or computing)."""
-
-    permission_classes = [IsStudyAdmin]
-    heart_role = "study_admin"
-
-    @extend_schema(parameters=[LeaderboardQuerySerializer], responses=LeaderboardResultSerializer)
-    def get(self, request: Request, slug: str) -> Response:
-        return leaderboard_response(request, access_study_for_admin(request.user, slug))

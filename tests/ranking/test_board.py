@@ -92,7 +92,7 @@ def test_the_page_names_its_snapshot_preset_and_how_it_is_computed(admin_client,
 
 
 def test_the_api_serves_the_snapshot_with_its_status(admin_client, built):
-    url = reverse("ranking:api-leaderboard", args=["board"])
+    url = reverse("api:leaderboard", args=["board"])
     body = admin_client.get(url, {"judges": "human", "preset": "paper"}).json()
     assert body["status"] == "current" and body["preset"] == "paper"
     assert body["snapshot"]["id"] and body["snapshot"]["created_at"]

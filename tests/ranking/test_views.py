@@ -54,7 +54,7 @@ def _urls(slug: str) -> list[tuple[str, str]]:
         ("get", reverse("ranking:table", args=[slug, "leaderboard"])),
         ("post", reverse("ranking:refit", args=[slug])),
         ("get", reverse("ranking:history", args=[slug])),
-        ("get", reverse("ranking:api-leaderboard", args=[slug])),
+        ("get", reverse("api:leaderboard", args=[slug])),
     ]
 
 
@@ -226,9 +226,7 @@ def test_the_page_query_count_does_not_grow_with_the_study(
 
 
 def test_the_api_returns_the_leaderboard_contract(admin_client, built):
-    response = admin_client.get(
-        reverse("ranking:api-leaderboard", args=["known"]), {"judges": "human"}
-    )
+    response = admin_client.get(reverse("api:leaderboard", args=["known"]), {"judges": "human"})
     assert response.status_code == 200
     body = response.json()
     assert {"study", "judges", "n_comparisons", "systems"} <= set(body)
@@ -238,8 +236,14 @@ def test_the_api_returns_the_leaderboard_contract(admin_client, built):
     assert {"system", "elo", "ci_low", "ci_high", "win_rate", "n", "axes"} <= set(first)
     assert first["system"] == X
     assert (
-        admin_client.get(
-            reverse("ranking:api-leaderboard", args=["known"]), {"judges": "x"}
-        ).status_code
+        admin_client.get(reverse("api:leaderboard", args=["known"]), {"judges": "x"}).status_code
         == 400
     )
+
+
+def test_the_first_leaderboard_api_address_redirects_to_the_api(admin_client, built):
+    old = reverse("ranking:api-leaderboard", args=["known"])
+    response = admin_client.get(old, {"judges": "human"})
+    assert response.status_code == 301
+    assert response["Location"] == reverse("api:leaderboard", args=["known"]) + "?judges=human"
+    assert admin_client.get(response["Location"]).json()["judges"] == "human"
