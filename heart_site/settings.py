@@ -276,10 +276,8 @@ CELERY_WORKER_SEND_TASK_EVENTS = env.bool("CELERY_TASK_EVENTS", default=True)
 CELERY_TASK_SEND_SENT_EVENT = CELERY_WORKER_SEND_TASK_EVENTS
 # LLM calls and refits on separate queues so a long judge run never delays a nightly refit.
 CELERY_TASK_ROUTES = {
-    "completions.tasks.*": {"queue": "llm"},
     "llm.tasks.*": {"queue": env.str("LLM_QUEUE", default="llm")},
     "llm.batch.tasks.*": {"queue": env.str("LLM_QUEUE", default="llm")},
-    "annotation.tasks.llm_*": {"queue": "llm"},
     "ranking.tasks.*": {"queue": "refit"},
 }
 # Publishing fails fast when the broker is unreachable (core.enqueue, the outbox, then
