@@ -5,11 +5,12 @@ from __future__ import annotations
 import functools
 import random
 import statistics
-import time
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from cachetools import TTLCache
 from django.db import connection
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Count, F, Model, Q, Sum
@@ -169,43 +170,46 @@ def item_view(*, assignment: Assignment) -> ItemView:
     return ItemView(token=assignment.token, turns=turns, left_text=left, right_text=right)
 
 
-_QC_COUNT_TTL = 60.0
-_qc_counts: dict[tuple[Any, ...], tuple[float, int]] = {}
+# Per process, for a minute: both counts are read on every rater request and change only when
+# an admin seeds checks or designs pairs (a queue plan then follows within a minute). The key
+# holds the study's creation time, so a recreated study never reads an old count.
+_COUNT_TTL = 60.0
+_qc_counts: TTLCache[tuple[Any, ...], int] = TTLCache(maxsize=1024, ttl=_COUNT_TTL)
+_context_counts: TTLCache[tuple[Any, ...], int] = TTLCache(maxsize=1024, ttl=_COUNT_TTL)
+_counts_lock = threading.Lock()  # a TTLCache is not safe across threads (gthread workers)
+
+
+def _study_key(study: Study) -> tuple[Any, ...]:
+    return (study.pk, study.created_at)
 
 
 def quality_item_count(*, study: Study) -> int:
-    """Quality-check items of the study.
-
-    Kept per process for a minute: it is read on every rater request and changes only when an
-    admin seeds or adds checks (a queue plan then follows within a minute).
-    """
+    """Quality-check items of the study (kept a minute per process: see `_COUNT_TTL`)."""
     if not study.quality_check_rate:
         return 0
-    key = (study.pk, study.created_at)  # a recreated study never reads an old count
-    cached = _qc_counts.get(key)
-    if cached is not None and cached[0] > time.monotonic():
-        return cached[1]
-    count = QualityCheckItem.objects.filter(study=study).count()
-    _qc_counts[key] = (time.monotonic() + _QC_COUNT_TTL, count)
-    return count
+    return _counted(_qc_counts, study, QualityCheckItem.objects.filter(study=study).count)
 
 
 def quality_item_count_forget(*, study: Study) -> None:
-    _qc_counts.pop((study.pk, study.created_at), None)
-    _context_counts.pop((study.pk, study.created_at), None)
-
-
-_context_counts: dict[tuple[Any, ...], tuple[float, int]] = {}
+    with _counts_lock:
+        _qc_counts.pop(_study_key(study), None)
+        _context_counts.pop(_study_key(study), None)
 
 
 def _contexts_with_pairs(study: Study) -> int:
-    key = (study.pk, study.created_at)
-    cached = _context_counts.get(key)
-    if cached is not None and cached[0] > time.monotonic():
-        return cached[1]
-    count = Pair.objects.filter(study=study).values("context_id").distinct().count()
-    _context_counts[key] = (time.monotonic() + _QC_COUNT_TTL, count)
-    return count
+    pairs = Pair.objects.filter(study=study)
+    return _counted(_context_counts, study, pairs.values("context_id").distinct().count)
+
+
+def _counted(cache: TTLCache, study: Study, count: Callable[[], int]) -> int:
+    key = _study_key(study)
+    with _counts_lock:
+        cached = cache.get(key)
+    if cached is None:
+        cached = count()
+        with _counts_lock:
+            cache[key] = cached
+    return cached
 
 
 def per_context_limit(*, study: Study) -> int:
