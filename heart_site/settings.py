@@ -97,7 +97,8 @@ TEMPLATES = [
         # is rendered on every round trip, and Jinja2 renders it in a fraction of the CPU.
         "NAME": "jinja2",
         "BACKEND": "django.template.backends.jinja2.Jinja2",
-        "DIRS": [BASE_DIR / "templates" / "jinja2"],
+        # templates/ too, for the one chat component (_chat.html reads the same in both).
+        "DIRS": [BASE_DIR / "templates" / "jinja2", BASE_DIR / "templates"],
         "APP_DIRS": False,
         "OPTIONS": {"autoescape": True, "auto_reload": False},
     },
