@@ -17,7 +17,7 @@ setup:
 	scripts/bootstrap.sh
 
 lint:
-	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/mypy
+	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/lint-imports && .venv/bin/mypy
 
 bench:
 	.venv/bin/python benchmarks/bench_bradley_terry.py
