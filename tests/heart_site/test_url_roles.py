@@ -3,7 +3,7 @@
 The walk reads `get_resolver().url_patterns`, so a new page is covered without editing this
 test; it fails for a view that does not declare its role (`heart_role`, set by
 `completions.access.study_admin_required`, `annotation.views.rater_required` or
-`completions.access.role(...)`; DRF views: a class attribute) and for a URL keyword this test
+`core.roles.role(...)`; DRF views: a class attribute) and for a URL keyword this test
 cannot fill: add it to KWARGS (by keyword name) or URL_KWARGS (by URL name) below.
 Django's own admin (`/admin/...`, with its own permission system) is left out (its login is
 throttled with every other login form: tests/core/test_logins.py).
