@@ -24,8 +24,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_ratelimit.core import is_ratelimited
 
-from care.hooks import item_care, rater_gate, remember_since
 from completions.models import Study, StudyStatus
+from core.hooks import hook_call
 from core.roles import role
 
 from .access import (
@@ -212,7 +212,8 @@ def _may_finish(study: Study) -> bool:
 @rater_required
 def item(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
     study = rater.study
-    if gate := rater_gate(rater):  # qualification first; nothing after failing or stopping
+    # Qualification first (care, registered in core.hooks); nothing after failing or stopping.
+    if gate := hook_call("rater_gate", rater):
         return gate
     if study.status in (StudyStatus.CLOSED, StudyStatus.DRAFT):
         return _notice_page(request, NOT_OPEN_NOTICES[study.status], study)
@@ -294,7 +295,7 @@ def heartbeat(request: HtmxHttpRequest, token: str) -> HttpResponse:
 def done(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
     """The completion code, for raters who did work; never for an empty queue."""
     study = rater.study
-    if gate := rater_gate(rater):
+    if gate := hook_call("rater_gate", rater):
         return gate
     if study.status in (StudyStatus.PAUSED, StudyStatus.DRAFT):
         return _notice_page(request, NOT_OPEN_NOTICES[study.status], study)
@@ -376,7 +377,7 @@ def _render_item(
         "scale": SCALE_TEXT,
         "chosen": str(chosen) if chosen is not None else None,
         "rationale_max": str(study.rationale_max_chars),
-        "care": (care := item_care(request, study, assignment)),
+        "care": (care := hook_call("rater_item_care", request, study, assignment)),
     }
     html = ITEM_FRAGMENT.render(context, request)
     if request.htmx:
@@ -386,7 +387,8 @@ def _render_item(
         return HttpResponse(title + html, status=status)  # the full item page set the timer
     context["item_html"] = mark_safe(html)  # noqa: S308 - Jinja2 escaped every value (autoescape)
     response = render(request, "annotation/item.html", context, status=status)
-    return remember_since(response, care.since)
+    since = getattr(care, "since", None)
+    return hook_call("remember_since", response, since, default=response)
 
 
 # The judging item, rendered by Jinja2 (settings.TEMPLATES): the round trip's page.

@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
-from care.hooks import remember_since, writer_stopped, writing_care
 from completions.access import is_writer
+from core.hooks import hook_call
 from core.roles import role
 
 from .access import (
@@ -127,7 +127,7 @@ def home(request: HttpRequest, writer: Writer, ws: WritingSettings) -> HttpRespo
 
 @writer_required
 def write(request: HttpRequest, writer: Writer, ws: WritingSettings) -> HttpResponse:
-    if writer_stopped(writer):  # stopped early: no new conversation
+    if hook_call("writer_stopped", writer, default=False):  # stopped early: no new conversation
         return redirect("care:writer_stop", invite_token=ws.invite_token)
     writing = writing_next(writer=writer)
     if writing is None:
@@ -163,10 +163,11 @@ def _render_write(
         "saved_at": _millis(writing.draft_saved_at),
         "submit_url": reverse("writing:submit", kwargs={"token": writing.token}),
         "save_url": reverse("writing:save", kwargs={"token": writing.token}),
-        "care": (care := writing_care(request, ws, writing)),
+        "care": (care := hook_call("writing_care", request, ws, writing)),
     }
     response = render(request, "writing/write.html", context, status=status)
-    return remember_since(response, care.since)
+    since = getattr(care, "since", None)
+    return hook_call("remember_since", response, since, default=response)
 
 
 def _millis(moment) -> str:
