@@ -269,7 +269,9 @@ def raters(request: HttpRequest, slug: str) -> HttpResponse:
             "study": study,
             "rows": selectors.rater_rows(study=study),
             "cohort_rows": cohort_rows(
-                study=study, people=Rater.objects.filter(study=study), base_url=_invite(request, study)
+                study=study,
+                people=Rater.objects.filter(study=study),
+                base_url=_invite(request, study),
             ),
             "counts": selectors.rater_counts(study=study),
             "progress": selectors.checklist_rows(
