@@ -9,8 +9,8 @@ from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ranking import services
-from ranking.apis import LeaderboardQuerySerializer
+from ranking import cohort_services, services
+from ranking.apis import CohortQuerySerializer, LeaderboardQuerySerializer, leaderboard_response
 from ranking.models import LeaderboardSnapshot, SubsetFilter
 
 from .base import IdCursorPagination, StudyAdminApi
@@ -18,14 +18,26 @@ from .base import IdCursorPagination, StudyAdminApi
 
 class LeaderboardLive(StudyAdminApi):
     """The leaderboard from its latest stored snapshot (`leaderboard --format json`); when the
-    judgments changed since, `status` is "updating" and a refit runs in the background."""
+    judgments changed since, `status` is "updating" and a refit runs in the background. With
+    `cohort`, that cohort's board (fitted on request) and its agreement with the others."""
 
     @extend_schema(parameters=[LeaderboardQuerySerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> Response:
         study = self.study()
         query = LeaderboardQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        return Response(services.leaderboard_current(study, **query.validated_data))
+        return leaderboard_response(study, dict(query.validated_data))
+
+
+class LeaderboardCohorts(StudyAdminApi):
+    """Every cohort's board and agreement, and agreement between each pair of cohorts (do
+    clinicians and the crowd prefer the same replies?)."""
+
+    @extend_schema(parameters=[CohortQuerySerializer], responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request, slug: str) -> Response:
+        query = CohortQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return Response(cohort_services.cohort_analysis(self.study(), **query.validated_data))
 
 
 class SnapshotSerializer(serializers.ModelSerializer):
