@@ -101,7 +101,7 @@ class StudyForm(forms.ModelForm):
 
     def clean_cohort_parameter(self) -> str:
         name = (self.cleaned_data.get("cohort_parameter") or "").strip()
-        if name and (not name.replace("_", "").isalnum() or name.lower() == cohorts.PARAMETER):
+        if name and (not name.replace("_", "").isalnum() or name == cohorts.PARAMETER):
             raise forms.ValidationError(
                 "Letters, digits and underscores only (e.g. COHORT), and not 'cohort', which "
                 "the signed cohort links use."
