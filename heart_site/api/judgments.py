@@ -28,7 +28,9 @@ class JudgmentFilters(serializers.Serializer):
     submitted_before = serializers.DateTimeField(required=False)
     system = serializers.CharField(required=False, help_text="A system name, on either side.")
     cohort = serializers.CharField(
-        required=False, help_text="The human judges of one cohort (crowd, clinician, ...)."
+        required=False,
+        max_length=40,
+        help_text="The human judges of one cohort (crowd, clinician, ...).",
     )
 
 
