@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
@@ -13,7 +14,7 @@ from rest_framework.views import APIView
 
 from completions.access import IsStudyAdmin, access_study_for_admin
 
-from . import services, style
+from . import cohort_services, services, style
 from .models import JudgeFilter, Preset, SubsetFilter
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,99}$")
@@ -37,6 +38,13 @@ class LeaderboardQuerySerializer(serializers.Serializer[None]):
         "problem_type or a key of the contexts' metadata (under `by`).",
     )
 
+    cohort = serializers.CharField(
+        required=False,
+        max_length=40,
+        help_text="One cohort's board (human judges of that cohort, fitted on request with "
+        "Fisher intervals) with its agreement and its agreement with the other cohorts.",
+    )
+
     def validate_style(self, value: str) -> list[str]:
         try:
             return style.parse_features(value)
@@ -47,6 +55,11 @@ class LeaderboardQuerySerializer(serializers.Serializer[None]):
         if "__" in value or not _KEY.match(value):
             raise ValidationError("letters, digits, '-' and '_' only")
         return value
+
+    def validate(self, attrs: dict) -> dict:
+        if attrs.get("cohort") and attrs["judges"] == JudgeFilter.LLM:
+            raise serializers.ValidationError({"cohort": ["A cohort board has human judges only."]})
+        return attrs
 
 
 class StyleCoefficientSerializer(serializers.Serializer):
@@ -122,18 +135,37 @@ class LeaderboardResultSerializer(serializers.Serializer):
 
 
 def leaderboard_response(request: Request, study) -> Response:
-    """Validate the query, serve the leaderboard (400 with the reason when it cannot)."""
+    """Validate the query, serve the leaderboard, or one cohort's board when ``cohort`` is
+    given (400 with the reason when it cannot)."""
     query = LeaderboardQuerySerializer(data=request.query_params)
     query.is_valid(raise_exception=True)
+    params = dict(query.validated_data)
+    cohort = params.pop("cohort", None)
+    if cohort:
+        try:
+            board = cohort_services.cohort_board(
+                study, cohort=cohort, subset=params["subset"], preset=params["preset"]
+            )
+        except cohort_services.UnknownCohort:
+            known = ", ".join(cohort_services.cohort_labels(study))
+            raise ValidationError(
+                {"cohort": [f"No cohort {cohort!r} in this study; cohorts: {known}."]}
+            ) from None
+        return Response(board)
     try:
-        return Response(services.leaderboard_served(study, **query.validated_data))
+        return Response(services.leaderboard_served(study, **params))
     except ValueError as exc:
         raise ValidationError({"detail": str(exc)}) from exc
 
 
+class CohortQuerySerializer(serializers.Serializer):
+    subset = serializers.ChoiceField(choices=SubsetFilter.choices, default=SubsetFilter.ALL)
+    preset = serializers.ChoiceField(choices=Preset.choices, default=Preset.DEFAULT)
+
+
 class LeaderboardApi(APIView):
     """GET /studio/api/studies/<slug>/leaderboard/?judges=human|llm|all&subset=...&preset=...
-    [&style=length,questions][&by=emotion_type]
+    [&style=length,questions][&by=emotion_type][&cohort=clinician: that cohort's board]
 
     Served from the latest stored snapshot (``status``: current, updating or computing)."""
 
@@ -143,3 +175,18 @@ class LeaderboardApi(APIView):
     @extend_schema(parameters=[LeaderboardQuerySerializer], responses=LeaderboardResultSerializer)
     def get(self, request: Request, slug: str) -> Response:
         return leaderboard_response(request, access_study_for_admin(request.user, slug))
+
+
+class LeaderboardCohortsApi(APIView):
+    """GET /studio/api/studies/<slug>/leaderboard/cohorts/?subset=...&preset=...: every
+    cohort's board and agreement, and agreement between each pair of cohorts."""
+
+    permission_classes = [IsStudyAdmin]
+    heart_role = "study_admin"
+
+    @extend_schema(parameters=[CohortQuerySerializer], responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request, slug: str) -> Response:
+        study = access_study_for_admin(request.user, slug)
+        query = CohortQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return Response(cohort_services.cohort_analysis(study, **query.validated_data))

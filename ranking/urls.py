@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import apis, strategy_views, views
+from . import apis, cohort_views, strategy_views, views
 
 app_name = "ranking"
 urlpatterns = [
@@ -11,7 +11,13 @@ urlpatterns = [
         apis.LeaderboardApi.as_view(),
         name="api-leaderboard",
     ),
+    path(
+        "api/studies/<slug:slug>/leaderboard/cohorts/",
+        apis.LeaderboardCohortsApi.as_view(),
+        name="api-leaderboard-cohorts",
+    ),
     path("<slug:slug>/leaderboard/", views.leaderboard_page, name="leaderboard"),
+    path("<slug:slug>/leaderboard/cohorts/", cohort_views.cohorts_page, name="cohorts"),
     path("<slug:slug>/leaderboard/plot/<str:name>.<str:fmt>", views.leaderboard_plot, name="plot"),
     path("<slug:slug>/leaderboard/table/<str:name>.csv", views.leaderboard_table, name="table"),
     path("<slug:slug>/leaderboard/refit/", views.leaderboard_refit, name="refit"),
