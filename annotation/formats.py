@@ -11,7 +11,7 @@ other tools lack the rest. The defaults for a missing field (documented in docs/
   is on 2 (human) or 5 (llm);
 - `axes`: {} (no per-axis marks); `rationale`, `judge_family`: ""; `duration_ms`: null;
 - `submitted_at`: null, stored as unknown (never invented); a time without offset is UTC;
-- `quality_check`, `excluded`: false.
+- `quality_check`, `excluded`: false; `cohort`: null (an imported human judge is then "crowd").
 """
 
 from __future__ import annotations
@@ -74,6 +74,12 @@ class JudgmentFormat(ContractModel):
     )
     quality_check: StrictBool | None = False
     excluded: StrictBool | None = False
+    cohort: StrictStr | None = Field(
+        None,
+        description="The human judge's cohort (crowd, clinician or a study's own label); "
+        "null for LLM judges and when unknown (read as crowd on import).",
+        max_length=40,
+    )
 
     def _check(self) -> None:
         # Nulls read as the defaults before this check (ContractModel._normalize).

@@ -9,7 +9,8 @@ pyarrow record batches through one ParquetWriter.
 - `judge` is the rater's pseudonym (Judgment.judge) or the LLM judge's name; never
   Rater.external_id, never an account name or e-mail.
 - `excluded` is the rater's effective exclusion (Rater.excluded: flagged unless an admin override
-  says otherwise); false for LLM judges.
+  says otherwise); false for LLM judges. `cohort` is the rater's cohort (crowd, clinician or the
+  study's own label), null for LLM judges: a group, never an identity.
 - Orientation is canonical: system_a is the pair's completion_a (the smaller id).
 - Quality-check rows: context_id "qc-<item id>", system_a/_b "qc-reply-a"/"qc-reply-b", the texts
   of the two replies shown.
@@ -45,8 +46,8 @@ COLUMNS = {
     "completion_a": "pair__completion_a__text",
     "completion_b": "pair__completion_b__text",
 }
-# Read as they are from the judgment row; "excluded" is derived from the rater.
-PLAIN = [f for f in FIELDS if f not in COLUMNS and f != "excluded"]
+# Read as they are from the judgment row; "excluded" and "cohort" come from the rater.
+PLAIN = [f for f in FIELDS if f not in COLUMNS and f not in ("excluded", "cohort")]
 EXTRA = [
     "pair__completion_a__text_unknown",
     "pair__completion_b__text_unknown",
@@ -55,6 +56,7 @@ EXTRA = [
     "quality_item__text_b",
     "rater__flagged",
     "rater__exclusion_override",
+    "rater__cohort",
 ]
 
 
@@ -104,6 +106,7 @@ def contract_row(row: dict[str, Any]) -> dict[str, Any]:
     out["quality_check"] = bool(row["quality_check"] or row["quality_item_id"] is not None)
     override, flagged = row["rater__exclusion_override"], row["rater__flagged"]
     out["excluded"] = bool(flagged if override is None else override)
+    out["cohort"] = row["rater__cohort"]  # null for LLM judges (no rater)
     return out
 
 

@@ -312,8 +312,10 @@ def _pairs(study, records, state: _Known, report) -> list[Pair]:
 
 
 def _raters(study: Study, records, report) -> dict[str, Rater]:
-    """file judge id -> Rater for human judges; "excluded": true sets the override."""
+    """file judge id -> Rater for human judges; "excluded": true sets the override, "cohort"
+    a new rater's cohort (an existing rater keeps theirs)."""
     ids = {r.judge for r in records if r.judge_kind == JudgeKind.HUMAN}
+    cohorts = {r.judge: r.cohort for r in records if r.judge_kind == JudgeKind.HUMAN and r.cohort}
     # A judge id that is already this study's pseudonym (our own export coming back) is that
     # rater; otherwise the id is the rater's private external id.
     mine = Rater.objects.filter(study=study)
@@ -325,6 +327,7 @@ def _raters(study: Study, records, report) -> dict[str, Rater]:
             external_id=i,
             source="import",
             pseudonym=import_pseudonym(study=study, external_id=i),
+            cohort=cohorts.get(i, "crowd"),
         )
         for i in sorted(ids - found.keys())
     ]

@@ -90,6 +90,8 @@ class Rater(models.Model):
     consented_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The cohort of the entry link the rater came by (completions.cohorts); exported.
+    cohort = models.CharField(max_length=40, default="crowd")
     # Quality control: computed flag plus an admin override (None = follow the flag).
     flagged = models.BooleanField(default=False)
     flag_reason = models.CharField(max_length=300, blank=True)

@@ -24,6 +24,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_ratelimit.core import is_ratelimited
 
+from completions import cohorts
 from completions.models import Study, StudyStatus
 from core.hooks import hook_call
 from core.roles import role
@@ -132,6 +133,10 @@ def entry(request: HtmxHttpRequest, invite_token: str) -> HttpResponse:
     study = access_study_for_rater(invite_token)
     if _limited(request, "rater-entry", settings.RATER_ENTRY_RATE):
         return _notice_page(request, "limited", study, status=429)
+    try:
+        cohort = cohorts.cohort_from_params(study, request.GET)
+    except cohorts.CohortRefused as exc:
+        return _notice_page(request, "cohort", study, status=400, reason=str(exc))
     rater = rater_from_session(request, study)
     pid = request.GET.get("PROLIFIC_PID", "").strip()[:200]
     prolific = {
@@ -145,7 +150,7 @@ def entry(request: HtmxHttpRequest, invite_token: str) -> HttpResponse:
     if not pid:
         if study.rater_entry == "prolific":
             return _notice_page(request, "prolific-only", study, status=403)
-        return _study_gate(request, study) or redirect("annotation:consent", invite_token)
+        return _study_gate(request, study) or _to_consent(study, cohort)
     try:
         returning = prolific_rater_resumable(
             study=study,
@@ -159,8 +164,15 @@ def entry(request: HtmxHttpRequest, invite_token: str) -> HttpResponse:
         return rater_login(request, redirect("annotation:item", invite_token), returning)
     if gate := _study_gate(request, study):
         return gate
-    response = redirect("annotation:consent", invite_token=invite_token)
-    return pending_prolific_remember(response, study, **prolific)
+    return pending_prolific_remember(_to_consent(study, cohort), study, **prolific)
+
+
+def _to_consent(study: Study, cohort: str) -> HttpResponse:
+    """The consent page, carrying a cohort other than the default in its signed parameter."""
+    url = _rater_url("consent", study)
+    if cohort != cohorts.DEFAULT:
+        url += f"?{cohorts.PARAMETER}={cohorts.cohort_link_value(study, cohort)}"
+    return redirect(url)
 
 
 @require_http_methods(["GET", "POST"])
@@ -176,13 +188,17 @@ def consent(request: HtmxHttpRequest, invite_token: str) -> HttpResponse:
         return _notice_page(request, "prolific-only", study, status=403)
     if gate := _study_gate(request, study):
         return gate
+    try:
+        cohort = cohorts.cohort_from_params(study, request.GET)
+    except cohorts.CohortRefused as exc:
+        return _notice_page(request, "cohort", study, status=400, reason=str(exc))
     form = ConsentForm(request.POST if request.method == "POST" else None)
     if request.method != "POST" or not form.is_valid():
         return render(request, "annotation/consent.html", {"study": study, "form": form})
     if _limited(request, "rater-create", settings.RATER_CREATE_RATE):
         return _notice_page(request, "limited", study, status=429)
     try:
-        rater = rater_join(study=study, prolific=prolific)
+        rater = rater_join(study=study, prolific=prolific, cohort=cohort)
     except StudyFull:
         return _notice_page(request, "full", study, status=503)
     except ProlificMismatch:

@@ -154,6 +154,19 @@ class Study(models.Model):
         "the plain one (length in words, questions asked, list items, markdown). None: no "
         "style-controlled board.",
     )
+    # Cohorts (completions.cohorts): "crowd" and "clinician" always exist; these are extra.
+    cohort_labels = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="Extra cohorts besides crowd and clinician, comma-separated (e.g. "
+        "'peer-supporter, student'). Each cohort gets its own invitation and writer link.",
+    )
+    cohort_parameter = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="A URL parameter whose value names the cohort (e.g. COHORT, if your Prolific "
+        "study URL adds &COHORT=clinician). Blank: only the cohort links set a cohort.",
+    )
 
     class Meta:
         verbose_name_plural = "studies"

@@ -10,7 +10,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from . import services, style
+from . import cohort_services, services, style
 from .models import JudgeFilter, Preset, SubsetFilter
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,99}$")
@@ -34,6 +34,13 @@ class LeaderboardQuerySerializer(serializers.Serializer[None]):
         "problem_type or a key of the contexts' metadata (under `by`).",
     )
 
+    cohort = serializers.CharField(
+        required=False,
+        max_length=40,
+        help_text="One cohort's board (human judges of that cohort, fitted on request with "
+        "Fisher intervals) with its agreement and its agreement with the other cohorts.",
+    )
+
     def validate_style(self, value: str) -> list[str]:
         try:
             return style.parse_features(value)
@@ -44,6 +51,11 @@ class LeaderboardQuerySerializer(serializers.Serializer[None]):
         if "__" in value or not _KEY.match(value):
             raise ValidationError("letters, digits, '-' and '_' only")
         return value
+
+    def validate(self, attrs: dict) -> dict:
+        if attrs.get("cohort") and attrs["judges"] == JudgeFilter.LLM:
+            raise serializers.ValidationError({"cohort": ["A cohort board has human judges only."]})
+        return attrs
 
 
 class StyleCoefficientSerializer(serializers.Serializer):
@@ -119,10 +131,29 @@ class LeaderboardResultSerializer(serializers.Serializer):
 
 
 def leaderboard_response(request: Request, study) -> Response:
-    """Validate the query, serve the leaderboard (400 with the reason when it cannot)."""
+    """Validate the query, serve the leaderboard, or one cohort's board when ``cohort`` is
+    given (400 with the reason when it cannot)."""
     query = LeaderboardQuerySerializer(data=request.query_params)
     query.is_valid(raise_exception=True)
+    params = dict(query.validated_data)
+    cohort = params.pop("cohort", None)
+    if cohort:
+        try:
+            board = cohort_services.cohort_board(
+                study, cohort=cohort, subset=params["subset"], preset=params["preset"]
+            )
+        except cohort_services.UnknownCohort:
+            known = ", ".join(cohort_services.cohort_labels(study))
+            raise ValidationError(
+                {"cohort": [f"No cohort {cohort!r} in this study; cohorts: {known}."]}
+            ) from None
+        return Response(board)
     try:
-        return Response(services.leaderboard_served(study, **query.validated_data))
+        return Response(services.leaderboard_served(study, **params))
     except ValueError as exc:
         raise ValidationError({"detail": str(exc)}) from exc
+
+
+class CohortQuerySerializer(serializers.Serializer):
+    subset = serializers.ChoiceField(choices=SubsetFilter.choices, default=SubsetFilter.ALL)
+    preset = serializers.ChoiceField(choices=Preset.choices, default=Preset.DEFAULT)

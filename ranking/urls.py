@@ -5,7 +5,7 @@ from django.views.generic import RedirectView
 
 from core.roles import role
 
-from . import strategy_views, views
+from . import cohort_views, strategy_views, views
 
 app_name = "ranking"
 urlpatterns = [
@@ -18,7 +18,15 @@ urlpatterns = [
         ),
         name="api-leaderboard",
     ),
+    path(
+        "api/studies/<slug:slug>/leaderboard/cohorts/",
+        role("public")(
+            RedirectView.as_view(pattern_name="api:cohorts", permanent=True, query_string=True)
+        ),
+        name="api-leaderboard-cohorts",
+    ),
     path("<slug:slug>/leaderboard/", views.leaderboard_page, name="leaderboard"),
+    path("<slug:slug>/leaderboard/cohorts/", cohort_views.cohorts_page, name="cohorts"),
     path("<slug:slug>/leaderboard/plot/<str:name>.<str:fmt>", views.leaderboard_plot, name="plot"),
     path("<slug:slug>/leaderboard/table/<str:name>.csv", views.leaderboard_table, name="table"),
     path("<slug:slug>/leaderboard/refit/", views.leaderboard_refit, name="refit"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from completions import cohorts
 from completions.families import AliasError, format_aliases, parse_aliases
 from completions.models import Study, System
 from ranking.style import FEATURE_CHOICES
@@ -34,6 +35,8 @@ GROUPS = {
         "instructions",
     ],
     "Writers": ["writers_per_context"],
+    # Who the raters and writers are (completions.cohorts): one entry link per cohort.
+    "Cohorts": ["cohort_labels", "cohort_parameter"],
     "Quality control": ["quality_check_rate"],
     "Pair design": ["pair_design", "pairs_per_context", "pair_seed", "adaptive_assignment"],
     # The leaderboard's verdict rule and scale (docs/ranking.md).
@@ -104,6 +107,21 @@ class StudyForm(forms.ModelForm):
     def clean_style_features(self) -> list[str]:
         chosen = self.cleaned_data.get("style_features") or []
         return [name for name, _label in FEATURE_CHOICES if name in chosen]
+
+    def clean_cohort_labels(self) -> str:
+        try:
+            return ", ".join(cohorts.parse_labels(self.cleaned_data.get("cohort_labels") or ""))
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+    def clean_cohort_parameter(self) -> str:
+        name = (self.cleaned_data.get("cohort_parameter") or "").strip()
+        if name and (not name.replace("_", "").isalnum() or name == cohorts.PARAMETER):
+            raise forms.ValidationError(
+                "Letters, digits and underscores only (e.g. COHORT), and not 'cohort', which "
+                "the signed cohort links use."
+            )
+        return name
 
     def clean_human_weight_share(self) -> float:
         share = self.cleaned_data.get("human_weight_share")

@@ -20,6 +20,8 @@ from annotation.models import Rater
 from annotation.quality import study_quality_update
 from annotation.services.pairs import pairs_design
 from completions.access import access_study_for_admin, study_admin_required
+from completions.cohort_selectors import cohort_rows
+from completions.cohorts import cohort_links
 from completions.csv_safe import safe_row
 from completions.models import StudyStatus
 from core.roles import role
@@ -112,14 +114,19 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def _recruit_links(request: HttpRequest, study) -> dict[str, str]:
-    invite = request.build_absolute_uri(
+def _invite(request: HttpRequest, study) -> str:
+    return request.build_absolute_uri(
         reverse("annotation:entry", kwargs={"invite_token": study.invite_token})
     )
+
+
+def _recruit_links(request: HttpRequest, study) -> dict[str, str]:
+    invite = _invite(request, study)
     redirect_base = study.prolific_redirect_url or PROLIFIC_COMPLETE
     joiner = "&" if "?" in redirect_base else "?"
     return {
         "invite": invite,
+        "cohorts": cohort_links(study, invite)[1:],
         "prolific": f"{invite}?{PROLIFIC_QUERY}",
         "code": study.completion_code,
         "redirect": f"{redirect_base}{joiner}cc={study.completion_code}",
@@ -289,6 +296,11 @@ def raters(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "study": study,
             "rows": selectors.rater_rows(study=study),
+            "cohort_rows": cohort_rows(
+                study=study,
+                people=Rater.objects.filter(study=study),
+                base_url=_invite(request, study),
+            ),
             "counts": selectors.rater_counts(study=study),
             "progress": selectors.checklist_rows(
                 selectors.study_checklist(study=study), "judgments"

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation.models import Judgment
 from annotation.services.pairs import pairs_design
 from completions.access import access_study_for_admin, study_admin_required
+from completions.cohort_selectors import cohort_rows
 from ranking.selectors import judgments_frame
 from studio.views import PROLIFIC_QUERY
 from writing.behaviour import FLAG_TEXT
@@ -78,6 +79,7 @@ def writers(request: HttpRequest, slug: str) -> HttpResponse:
         "ws": ws,
         "form": form,
         "writer_link": link,
+        "cohort_rows": cohort_rows(study=study, people=study.writers.all(), base_url=link),
         "writer_prolific": f"{link}?{PROLIFIC_QUERY}",
         "writer_redirect": _completion_redirect(ws),
         "stats": stats,

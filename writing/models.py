@@ -135,6 +135,8 @@ class Writer(models.Model):
     consented_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The cohort of the writer link the writer came by (completions.cohorts).
+    cohort = models.CharField(max_length=40, default="crowd")
 
     class Meta:
         constraints = [

@@ -116,20 +116,22 @@ def writer_enter(
     prolific_session_id: str = "",
     user: User | None = None,
     same_browser: bool = False,
+    cohort: str = "crowd",
 ) -> Writer:
     """A new invitation writer, or the returning panel writer / account (they resume).
 
     A returning Prolific writer resumes only from the same browser or with the same STUDY_ID and
     SESSION_ID (Prolific sends both every time a participant reopens their own submission);
     someone who knows only another participant's PROLIFIC_PID gets ProlificWriterMismatch.
+    `cohort` is recorded for a new writer; a returning one keeps theirs.
     """
     if user is not None:
         found = Writer.objects.filter(study=study, user=user).first()
         return found or _writer_create(
-            study=study, key=f"user:{user.pk}", user=user, source="account"
+            study=study, key=f"user:{user.pk}", user=user, source="account", cohort=cohort
         )
     if not external_id:
-        return _writer_create(study=study, key="")
+        return _writer_create(study=study, key="", cohort=cohort)
     found = Writer.objects.filter(study=study, external_id=external_id).first()
     if found is not None and not same_browser:
         same_session = (
@@ -146,6 +148,7 @@ def writer_enter(
         source="prolific",
         prolific_study_id=prolific_study_id[:200],
         prolific_session_id=prolific_session_id[:200],
+        cohort=cohort,
     )
 
 

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
+from completions import cohorts
 from completions.access import is_writer
 from core.hooks import hook_call
 from core.roles import role
@@ -53,6 +54,10 @@ def entry(request: HttpRequest, invite_token: str) -> HttpResponse:
     """The writer link; Prolific's parameters or a writer account identify a returning writer."""
     ws = access_settings_for_writer(invite_token)
     study = ws.study
+    try:
+        cohort = cohorts.cohort_from_params(study, request.GET)
+    except cohorts.CohortRefused as exc:
+        return _cohort_refused(request, ws, exc)
     pid = request.GET.get("PROLIFIC_PID", "").strip()[:200]
     writer = None
     if pid:
@@ -64,18 +69,27 @@ def entry(request: HttpRequest, invite_token: str) -> HttpResponse:
                 prolific_study_id=request.GET.get("STUDY_ID", ""),
                 prolific_session_id=request.GET.get("SESSION_ID", ""),
                 same_browser=current is not None and current.external_id == pid,
+                cohort=cohort,
             )
         except ProlificWriterMismatch:
             return render(request, "writing/prolific_taken.html", {"ws": ws}, status=403)
     elif is_writer(request.user):
-        writer = writer_enter(study=study, user=request.user)
+        writer = writer_enter(study=study, user=request.user, cohort=cohort)
     else:
         writer = writer_from_request(request, study)
     if writer is not None:
         writer_login(request, writer)
     if writer is None or writer.consented_at is None:
-        return redirect("writing:consent", invite_token=invite_token)
+        url = reverse("writing:consent", kwargs={"invite_token": invite_token})
+        if writer is None and cohort != cohorts.DEFAULT:
+            url += f"?{cohorts.PARAMETER}={cohorts.cohort_link_value(study, cohort)}"
+        return redirect(url)
     return redirect("writing:home", invite_token=invite_token)
+
+
+def _cohort_refused(request: HttpRequest, ws: WritingSettings, exc: Exception) -> HttpResponse:
+    context = {"ws": ws, "reason": str(exc)}
+    return render(request, "writing/cohort_refused.html", context, status=400)
 
 
 def _entry_refused(ws: WritingSettings, request: HttpRequest) -> bool:
@@ -93,12 +107,16 @@ def consent(request: HttpRequest, invite_token: str) -> HttpResponse:
     ws = access_settings_for_writer(invite_token)
     if _entry_refused(ws, request):
         return render(request, "writing/prolific_only.html", {"ws": ws}, status=403)
+    try:
+        cohort = cohorts.cohort_from_params(ws.study, request.GET)
+    except cohorts.CohortRefused as exc:
+        return _cohort_refused(request, ws, exc)
     form = ConsentForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         writer = writer_from_request(request, ws.study)
         if writer is None:
             user = request.user if is_writer(request.user) else None
-            writer = writer_enter(study=ws.study, user=user)
+            writer = writer_enter(study=ws.study, user=user, cohort=cohort)
         writer_consent(writer=writer)
         writer_login(request, writer)
         return redirect("writing:instructions", invite_token=invite_token)

@@ -40,13 +40,15 @@ def rater_enter(
     external_id: str = "",
     prolific_study_id: str = "",
     prolific_session_id: str = "",
+    cohort: str = "crowd",
 ) -> Rater:
     """A new invitation rater, or the panel rater with this id (a returning one resumes).
 
     No cap, no Prolific check: for imports and tests. The rater pages use `rater_join`.
     """
     if not external_id:
-        return Rater.objects.create(study=study, pseudonym=_pseudonym(study=study, external_id=""))
+        pseudonym = _pseudonym(study=study, external_id="")
+        return Rater.objects.create(study=study, pseudonym=pseudonym, cohort=cohort)
     rater, _ = Rater.objects.get_or_create(
         study=study,
         external_id=external_id,
@@ -55,6 +57,7 @@ def rater_enter(
             "source": "prolific",
             "prolific_study_id": prolific_study_id[:200],
             "prolific_session_id": prolific_session_id[:200],
+            "cohort": cohort,
         },
     )
     return rater
@@ -101,12 +104,15 @@ def active_rater_count(*, study: Study, now: datetime | None = None) -> int:
 
 
 @transaction.atomic
-def rater_join(*, study: Study, prolific: dict[str, Any] | None = None) -> Rater:
+def rater_join(
+    *, study: Study, prolific: dict[str, Any] | None = None, cohort: str = "crowd"
+) -> Rater:
     """A new rater who has just consented, within the study's cap on active raters.
 
     The study row is locked, so concurrent joins are counted one after the other and the cap
     holds exactly. `prolific` carries pid / study_id / session_id of a Prolific visit; a
-    participant who joins twice (two tabs) gets the same rater back.
+    participant who joins twice (two tabs) gets the same rater back. `cohort` is the entry
+    link's cohort, recorded for a new rater (a returning one keeps theirs).
     """
     locked = Study.objects.select_for_update().get(pk=study.pk)
     if prolific:
@@ -126,6 +132,7 @@ def rater_join(*, study: Study, prolific: dict[str, Any] | None = None) -> Rater
         external_id=prolific["pid"] if prolific else "",
         prolific_study_id=prolific["study_id"] if prolific else "",
         prolific_session_id=prolific["session_id"] if prolific else "",
+        cohort=cohort,
     )
     return rater_consent(rater=rater)
 

@@ -27,6 +27,11 @@ class JudgmentFilters(serializers.Serializer):
     submitted_after = serializers.DateTimeField(required=False)
     submitted_before = serializers.DateTimeField(required=False)
     system = serializers.CharField(required=False, help_text="A system name, on either side.")
+    cohort = serializers.CharField(
+        required=False,
+        max_length=40,
+        help_text="The human judges of one cohort (crowd, clinician, ...).",
+    )
 
 
 def judgments_filtered(queryset: QuerySet, filters: dict) -> QuerySet:
@@ -47,6 +52,8 @@ def judgments_filtered(queryset: QuerySet, filters: dict) -> QuerySet:
         queryset = queryset.filter(submitted_at__gte=after)
     if before := filters.get("submitted_before"):
         queryset = queryset.filter(submitted_at__lt=before)
+    if cohort := filters.get("cohort"):
+        queryset = queryset.filter(rater__cohort=cohort)
     if system := filters.get("system"):
         queryset = queryset.filter(
             Q(pair__completion_a__system__name=system) | Q(pair__completion_b__system__name=system)

@@ -9,8 +9,9 @@ from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ranking import services
+from ranking import cohort_services, services
 from ranking.apis import (
+    CohortQuerySerializer,
     LeaderboardQuerySerializer,
     LeaderboardResultSerializer,
     leaderboard_response,
@@ -23,11 +24,23 @@ from .base import IdCursorPagination, StudyAdminApi
 class LeaderboardLive(StudyAdminApi):
     """The leaderboard from its latest stored snapshot (`leaderboard --format json`); when the
     judgments changed since, `status` is "updating" and a refit runs in the background.
-    `style` gives the style-controlled view, `by` one board per value of a context field."""
+    `style` gives the style-controlled view, `by` one board per value of a context field, and
+    `cohort` that cohort's board (fitted on request) and its agreement with the others."""
 
     @extend_schema(parameters=[LeaderboardQuerySerializer], responses=LeaderboardResultSerializer)
     def get(self, request: Request, slug: str) -> Response:
         return leaderboard_response(request, self.study())
+
+
+class LeaderboardCohorts(StudyAdminApi):
+    """Every cohort's board and agreement, and agreement between each pair of cohorts (do
+    clinicians and the crowd prefer the same replies?)."""
+
+    @extend_schema(parameters=[CohortQuerySerializer], responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request, slug: str) -> Response:
+        query = CohortQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return Response(cohort_services.cohort_analysis(self.study(), **query.validated_data))
 
 
 class SnapshotSerializer(serializers.ModelSerializer):

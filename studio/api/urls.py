@@ -17,6 +17,7 @@ urlpatterns = [
     path(study + "judgments/", judgments.JudgmentList.as_view(), name="judgments"),
     path(study + "leaderboard/", results.LeaderboardLive.as_view(), name="leaderboard"),
     path(study + "leaderboard/snapshots/", results.SnapshotList.as_view(), name="snapshots"),
+    path(study + "leaderboard/cohorts/", results.LeaderboardCohorts.as_view(), name="cohorts"),
     path(study + "agreement/", results.Agreement.as_view(), name="agreement"),
     path(study + "imports/", imports.ImportCreate.as_view(), name="imports"),
     path(study + "llm-runs/", llm.RunList.as_view(), name="llm-runs"),

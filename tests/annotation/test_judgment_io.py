@@ -50,6 +50,8 @@ def judgment_row(i: int, **over) -> dict:
         "submitted_at": (T0 + timedelta(minutes=i)).isoformat(),
         "quality_check": False,
         "excluded": False,
+        # One judge of four is a clinician: the import records it, the export gives it back.
+        "cohort": ("clinician" if i % 4 == 0 else "crowd") if human else None,
     }
     return row | over
 

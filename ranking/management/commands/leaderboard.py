@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from completions.models import Study
-from ranking import selectors, services, style, style_board
+from ranking import cohort_services, selectors, services, style, style_board
 from ranking.models import JudgeFilter, Preset, RefitTrigger, SubsetFilter
 
 AXES = ("H", "E", "A", "R", "T")
@@ -67,11 +67,20 @@ class Command(BaseCommand):
             help="Also fit a board per value of a context field: emotion_type, problem_type or "
             "a key of the contexts' metadata.",
         )
+        parser.add_argument(
+            "--cohort",
+            metavar="LABEL",
+            help="One cohort's board (crowd, clinician or the study's own label): its raters' "
+            "judgments only, Fisher intervals, with its agreement with the other cohorts.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         study = Study.objects.filter(slug=options["study"]).first()
         if study is None:
             raise CommandError(f"no study with slug {options['study']!r}")
+        if options["cohort"]:
+            self._cohort(study, options)
+            return
         if options["from_snapshot"]:
             result = self._from_snapshot(study, options)
         else:
@@ -82,6 +91,27 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(result, indent=2))
         else:
             self.stdout.write(render_table(result))
+
+    def _cohort(self, study: Study, options: dict[str, Any]) -> None:
+        given = [
+            f"--{name.replace('_', '-')}"
+            for name in (*FIT_OPTIONS, "snapshot", "from_snapshot", "style", "by")
+            if options[name] not in (None, False)
+        ]
+        if given or options["judges"] == "llm":
+            what = ", ".join(given) or "--judges llm"
+            raise CommandError(f"{what} cannot be combined with --cohort (human judges only)")
+        try:
+            result = cohort_services.cohort_board(
+                study, cohort=options["cohort"], subset=options["subset"], preset=options["preset"]
+            )
+        except cohort_services.UnknownCohort as exc:
+            known = ", ".join(cohort_services.cohort_labels(study))
+            raise CommandError(f"no cohort {options['cohort']!r}; cohorts: {known}") from exc
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(result, indent=2))
+        else:
+            self.stdout.write(render_cohort_table(result))
 
     def _by(self, study: Study, options: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -300,3 +330,31 @@ def _by_lines(result: dict) -> list[str]:
     if result.get("by_warnings"):
         lines.append(f"note: {result['by_threshold']['note']}")
     return lines
+
+
+def render_cohort_table(result: dict) -> str:
+    agreement = result["agreement"]
+    lines = [
+        f"Study {result['study']}: cohort={result['cohort']} subset={result['subset']} "
+        f"preset={result['preset']} judgments={result['n_judgments']} raters={result['n_raters']}",
+        f"Interval: {result['interval']['level']}% fisher; Fleiss kappa "
+        f"{_fmt(agreement['fleiss_kappa'], '.3f')}, Krippendorff alpha "
+        f"{_fmt(agreement['krippendorff_alpha'], '.3f')}",
+        f"{'#':>3}  {'system':<28} {'Elo':>7} {'95% CI':>17} {'win':>6} {'n':>6}",
+    ]
+    for position, row in enumerate(result["systems"], start=1):
+        ci = f"[{_fmt(row['ci_low'], '.1f')}, {_fmt(row['ci_high'], '.1f')}]"
+        lines.append(
+            f"{position:>3}  {row['system'][:28]:<28} {_fmt(row['elo'], '7.1f')} {ci:>17} "
+            f"{_fmt(row['win_rate'], '6.3f')} {row['n']:>6}"
+        )
+    for row in result["between"]:
+        other = row["right"] if row["left"] == result["cohort"] else row["left"]
+        lines.append(
+            f"vs {other}: {row['n_items']} pairs both judged, same majority "
+            f"{_fmt(row['same_direction'], '.3f')}, Cohen kappa {_fmt(row['cohen_kappa'], '.3f')}, "
+            f"Krippendorff alpha {_fmt(row['krippendorff_alpha'], '.3f')}, Spearman rho of Elo "
+            f"{_fmt(row['elo_spearman'], '.3f')} ({row['n_systems']} systems)"
+        )
+    lines.extend(f"warning: {message}" for message in result.get("warnings", []))
+    return "\n".join(lines) + "\n"

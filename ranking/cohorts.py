@@ -1,0 +1,205 @@
+"""Leaderboards and agreement per cohort of raters, and agreement between cohorts.
+
+Pure pandas/numpy/scipy: no Django import. Input: counted human judgments (see
+:mod:`ranking.verdicts`) with a ``cohort`` column (the rater's cohort) besides the usual
+``item``, ``judge``, ``system_a``/``system_b``, ``winner``, ``strength``/``strength_max``.
+
+Between two cohorts, on the items both judged:
+
+* ``same_direction``: the share of items whose two cohort majorities (strict plurality of
+  a / tie / b, see :func:`ranking.agreement.majority`) are the same verdict; and
+  ``same_direction_no_ties`` over the items where neither majority is a tie.
+* ``cohen_kappa``: Cohen's kappa of the two majority verdicts (the two cohorts as two
+  coders of a / tie / b), chance-corrected by each cohort's own verdict shares.
+* ``krippendorff_alpha``: Krippendorff's alpha (ordinal, a < tie < b) of the same two coders.
+* ``elo_spearman``: Spearman's rank correlation of the two cohort boards' Elo over the systems
+  both boards rate.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from . import agreement, board, bradley_terry
+
+ORDER = {"a": 0, "tie": 1, "b": 2}
+
+
+@dataclass(frozen=True)
+class CohortAgreement:
+    """How two cohorts' verdicts agree (see the module docstring); NaN when undefined."""
+
+    left: str
+    right: str
+    n_items: int  # items with a majority in both cohorts
+    same_direction: float
+    n_no_ties: int
+    same_direction_no_ties: float
+    cohen_kappa: float
+    krippendorff_alpha: float
+    n_systems: int
+    elo_spearman: float
+
+    def as_dict(self) -> dict:
+        return {
+            k: (None if isinstance(v, float) and math.isnan(v) else v)
+            for k, v in asdict(self).items()
+        }
+
+
+def split(judgments: pd.DataFrame, cohorts: list[str] | None = None) -> dict[str, pd.DataFrame]:
+    """Human judgments per cohort, in ``cohorts`` order (default: sorted labels present)."""
+    human = judgments[judgments["judge_kind"] == "human"]
+    labels = cohorts if cohorts is not None else sorted(human["cohort"].dropna().unique())
+    return {label: human[human["cohort"] == label] for label in labels}
+
+
+def cohort_board(judgments: pd.DataFrame, params: dict) -> tuple[pd.DataFrame, list[str]]:
+    """The Bradley–Terry Elo table of one cohort's judgments and the fit's warnings (the
+    board's weights and ties; Fisher intervals: a per-cohort board is fitted on request,
+    without a bootstrap)."""
+    empty = pd.DataFrame(columns=bradley_terry.OUTPUT_COLUMNS)
+    if judgments.empty:
+        return empty, []
+    comparisons = board.comparisons_from_judgments(
+        judgments, weights=params["weights"], ties=params["ties"]
+    )
+    if comparisons.empty:
+        return empty, []
+    fitted, messages = board.fit_board(
+        comparisons, dict(params, ci="fisher"), anchor=params.get("anchor")
+    )
+    return fitted.table, messages
+
+
+def majorities(judgments: pd.DataFrame, *, min_verdicts: int = 1) -> pd.Series:
+    """Per item, the cohort's strict-plurality verdict (None without one), non-null only."""
+    plural = agreement.majority(judgments, "human", min_verdicts=min_verdicts)
+    return plural[plural.notna()].astype(object)
+
+
+def cohen_kappa(left: np.ndarray, right: np.ndarray) -> float:
+    """Cohen's kappa of two coders' category labels (same length, no missing values)."""
+    if len(left) == 0:
+        return math.nan
+    labels = sorted(set(left) | set(right))
+    index = {label: i for i, label in enumerate(labels)}
+    table = np.zeros((len(labels), len(labels)))
+    np.add.at(table, ([index[v] for v in left], [index[v] for v in right]), 1.0)
+    table /= table.sum()
+    observed = np.trace(table)
+    expected = float(table.sum(axis=1) @ table.sum(axis=0))
+    if expected >= 1.0:
+        return math.nan  # both coders used a single, identical category
+    return float((observed - expected) / (1.0 - expected))
+
+
+def two_coder_alpha(left: np.ndarray, right: np.ndarray, *, level: str = "ordinal") -> float:
+    """Krippendorff's alpha of two coders on a / tie / b (ordinal: a < tie < b)."""
+    if len(left) == 0:
+        return math.nan
+    counts = np.zeros((len(left), len(ORDER)))
+    for column in (left, right):
+        counts[np.arange(len(left)), [ORDER[v] for v in column]] += 1.0
+    return agreement.alpha_from_counts(counts, level=level)
+
+
+def elo_spearman(left: pd.DataFrame, right: pd.DataFrame) -> tuple[float, int]:
+    """Spearman's rho of two boards' Elo over their common systems, and how many there are."""
+    common = left.index.intersection(right.index)
+    if len(common) < 3:
+        return math.nan, len(common)
+    rho = stats.spearmanr(left.loc[common, "elo"], right.loc[common, "elo"]).statistic
+    return float(rho), len(common)
+
+
+def between(
+    left: str,
+    right: str,
+    judgments: dict[str, pd.DataFrame],
+    boards: dict[str, pd.DataFrame],
+    *,
+    min_verdicts: int = 1,
+) -> CohortAgreement:
+    """Agreement of two cohorts (see the module docstring)."""
+    a = majorities(judgments[left], min_verdicts=min_verdicts)
+    b = majorities(judgments[right], min_verdicts=min_verdicts)
+    common = a.index.intersection(b.index)
+    va, vb = a.loc[common].to_numpy(), b.loc[common].to_numpy()
+    decisive = (va != "tie") & (vb != "tie")
+    rho, n_systems = elo_spearman(boards[left], boards[right])
+    return CohortAgreement(
+        left=left,
+        right=right,
+        n_items=len(common),
+        same_direction=float((va == vb).mean()) if len(common) else math.nan,
+        n_no_ties=int(decisive.sum()),
+        same_direction_no_ties=(
+            float((va[decisive] == vb[decisive]).mean()) if decisive.any() else math.nan
+        ),
+        cohen_kappa=cohen_kappa(va, vb),
+        krippendorff_alpha=two_coder_alpha(va, vb),
+        n_systems=n_systems,
+        elo_spearman=rho,
+    )
+
+
+def cohort_section(
+    judgments: pd.DataFrame, params: dict, *, cohorts: list[str], min_verdicts: int = 2
+) -> dict:
+    """Everything the pages, API and CLI show per cohort: each cohort's board, its agreement
+    (Fleiss' kappa, Krippendorff's alpha, observed agreement among its raters) and every
+    pair of cohorts' agreement. JSON-ready (NaN -> None)."""
+    parts = split(judgments, cohorts)
+    fits = {label: cohort_board(frame, params) for label, frame in parts.items()}
+    boards = {label: table for label, (table, _) in fits.items()}
+    present = [label for label in cohorts if not parts[label].empty]
+    return {
+        "cohorts": [_cohort_entry(label, parts[label], *fits[label]) for label in cohorts],
+        "between": [
+            between(x, y, parts, boards, min_verdicts=min_verdicts).as_dict()
+            for x, y in itertools.combinations(present, 2)
+        ],
+        "min_verdicts": min_verdicts,
+    }
+
+
+def _cohort_entry(label: str, frame: pd.DataFrame, table: pd.DataFrame, warnings: list) -> dict:
+    inter = agreement.inter_human_agreement(frame) if not frame.empty else None
+    systems = [
+        {
+            "system": str(system),
+            "elo": _num(row["elo"]),
+            "ci_low": _num(row["ci_low"]),
+            "ci_high": _num(row["ci_high"]),
+            "n": int(row["n"]),
+            "win_rate": _num(row["win_rate"]),
+        }
+        for system, row in table.iterrows()
+    ]
+    return {
+        "cohort": label,
+        "n_judgments": len(frame),
+        "n_raters": int(frame["judge"].nunique()) if not frame.empty else 0,
+        "systems": systems,
+        "warnings": warnings,
+        "agreement": {
+            "fleiss_kappa": _num(agreement.fleiss_kappa(frame)) if not frame.empty else None,
+            "krippendorff_alpha": (
+                _num(agreement.krippendorff_alpha(frame)) if not frame.empty else None
+            ),
+            "inter_human_agreement": _num(inter.rate) if inter else None,
+            "inter_human_n": inter.n if inter else 0,
+        },
+    }
+
+
+def _num(value) -> float | None:
+    value = float(value)
+    return None if math.isnan(value) or math.isinf(value) else round(value, 4)
