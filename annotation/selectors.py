@@ -201,7 +201,7 @@ def _contexts_with_pairs(study: Study) -> int:
     return _counted(_context_counts, study, pairs.values("context_id").distinct().count)
 
 
-def _counted(cache: TTLCache, study: Study, count: Callable[[], int]) -> int:
+def _counted(cache: TTLCache[tuple[Any, ...], int], study: Study, count: Callable[[], int]) -> int:
     key = _study_key(study)
     with _counts_lock:
         cached = cache.get(key)

@@ -60,7 +60,7 @@ def item_care(request: HttpRequest, study: Study, assignment: Assignment) -> Ite
     """The content note, skip/stop/break links and break prompt of a judging item."""
     settings = care_settings(study=study)
     note = ""
-    if assignment.pair_id is not None:
+    if assignment.pair is not None:
         note = content_notes(study=study).get(assignment.pair.context_id, "")
     due, since = break_due(request, settings.break_after_minutes)
     prefix, suffix = _url_parts("care:rater_skip", get_script_prefix())

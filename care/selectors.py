@@ -4,8 +4,10 @@ they are read on the rater round trip), qualification progress and the admin's s
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Count, Max, Q
 from django.utils import timezone
@@ -24,11 +26,11 @@ from .models import (
 )
 
 CACHE_TTL = 60.0
-_settings_cache: dict[tuple, tuple[float, CareSettings]] = {}
-_notes_cache: dict[tuple, tuple[float, dict[int, str]]] = {}
+_settings_cache: dict[tuple[Any, ...], tuple[float, CareSettings]] = {}
+_notes_cache: dict[tuple[Any, ...], tuple[float, dict[int, str]]] = {}
 
 
-def _key(study: Study) -> tuple:
+def _key(study: Study) -> tuple[Any, ...]:
     return (study.pk, study.created_at)  # a recreated study never reads an old entry
 
 
@@ -48,7 +50,7 @@ def care_forget(*, study: Study) -> None:
     _notes_cache.pop(_key(study), None)
 
 
-def screening_note(context_meta: dict, problem_type: str, emotion_type: str) -> str:
+def screening_note(context_meta: dict[str, Any], problem_type: str, emotion_type: str) -> str:
     """A note for a context whose screening found distress signals ("" when it found none)."""
     signals = (context_meta or {}).get("screening", {}).get("signals") or []
     if not signals:
@@ -132,7 +134,7 @@ class ItemDifficulty:
         return self.correct / self.answers if self.answers else None
 
 
-def qualification_summary(*, study: Study) -> dict:
+def qualification_summary(*, study: Study) -> dict[str, Any]:
     """Pass rate of finished qualifications and each item's share of right answers."""
     outcomes = RaterCare.objects.filter(rater__study=study).aggregate(
         passed=Count("pk", filter=Q(qualification=RaterCare.Qualification.PASSED)),
@@ -153,9 +155,9 @@ def qualification_summary(*, study: Study) -> dict:
 # --- What the admin sees --------------------------------------------------------------------
 
 
-def skips_per_context(*, study: Study) -> list[dict]:
+def skips_per_context(*, study: Study) -> list[dict[str, Any]]:
     """Contexts by how many people skipped them (most first): a signal about the material."""
-    return list(
+    rows = (
         Skip.objects.filter(study=study)
         .values("context__external_id")
         .annotate(
@@ -165,6 +167,7 @@ def skips_per_context(*, study: Study) -> list[dict]:
         )
         .order_by("-total", "context__external_id")
     )
+    return [dict(row) for row in rows]
 
 
 @dataclass(frozen=True)
@@ -204,7 +207,7 @@ def rater_time_rows(*, study: Study) -> list[PersonCare]:
         care = getattr(rater, "care", None)
         stopped = care.stopped_at if care else None
         last = max(filter(None, [rater.last_judged, rater.last_qualified]), default=None)
-        worked = care.seconds_worked if stopped else _seconds(rater.consented_at, last)
+        worked = care.seconds_worked if care and stopped else _seconds(rater.consented_at, last)
         rows.append(
             PersonCare(
                 kind="rater",
@@ -275,7 +278,7 @@ TIME_FIELDS = [
 ]
 
 
-def time_worked_rows(study: Study):
+def time_worked_rows(study: Study) -> Iterator[dict[str, Any]]:
     """The payment table, pseudonymous ids only (the Downloads page's CSV)."""
     for row in [*rater_time_rows(study=study), *writer_time_rows(study=study)]:
         yield {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -182,7 +183,7 @@ def care_settings_save(*, settings: CareSettings) -> CareSettings:
     return settings
 
 
-def content_note_set(*, context: DialogueContext, text: str, by=None) -> ContentNote | None:
+def content_note_set(*, context: DialogueContext, text: str, by: Any = None) -> ContentNote | None:
     """Flag a context with a note (or clear the admin's note with an empty text)."""
     text = text.strip()[:300]
     if not text:

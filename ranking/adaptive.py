@@ -39,7 +39,8 @@ WEIGHT_FLOOR = 0.02
 
 def win_probability(theta: np.ndarray) -> np.ndarray:
     """Pr(i beats j) under Bradley–Terry, a K x K matrix."""
-    return 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
+    result: np.ndarray = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
+    return result
 
 
 def comparison_information(theta: np.ndarray, verdict_weight: float = 1.0) -> np.ndarray:
@@ -76,7 +77,8 @@ def neighbour_contrasts(theta: np.ndarray) -> np.ndarray:
 def _pair_quadratic(matrix: np.ndarray) -> np.ndarray:
     """(e_i - e_j)' M (e_i - e_j) for every pair."""
     diag = np.diag(matrix)
-    return diag[:, None] + diag[None, :] - matrix - matrix.T
+    result: np.ndarray = diag[:, None] + diag[None, :] - matrix - matrix.T
+    return result
 
 
 def pair_gains(cov: np.ndarray, info: np.ndarray, contrasts: np.ndarray) -> np.ndarray:
@@ -84,7 +86,7 @@ def pair_gains(cov: np.ndarray, info: np.ndarray, contrasts: np.ndarray) -> np.n
     projected = cov @ contrasts
     gain = info * _pair_quadratic(projected @ projected.T) / (1.0 + info * _pair_quadratic(cov))
     np.fill_diagonal(gain, 0.0)
-    return gain
+    return np.asarray(gain)
 
 
 def pair_weights(
@@ -122,7 +124,8 @@ def pair_weights(
         cov -= info[i, j] * np.outer(sd, sd) / (1.0 + info[i, j] * (d @ sd))
         planned[i, j] += 1.0
     weights = (1.0 - floor) * planned / planned.sum() + floor * allowed / allowed.sum()
-    return weights + weights.T
+    result: np.ndarray = weights + weights.T
+    return result
 
 
 # --------------------------------------------------------------------------- stopping rule

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 import pandas as pd
 from django.core.cache import cache
@@ -46,13 +47,13 @@ def human_judgments_with_cohort(data: StudyData, study: Study, *, subset: str) -
 
 def cohort_analysis(
     study: Study, *, subset: str = "all", preset: str = "default", data: StudyData | None = None
-) -> dict:
+) -> dict[str, Any]:
     """Every cohort's board and agreement, and agreement between each pair of cohorts."""
     labels = cohort_labels(study)
     state = selectors.judgments_state(study)
     key = _cache_key(study, state, labels, subset, preset)
     if data is None and (cached := cache.get(key)) is not None:
-        return cached
+        return cached  # type: ignore[no-any-return]  # the cache holds what this function stored
     data = data or study_data_load(study, state=state)
     params = params_resolve(preset)
     params["anchor"] = data.anchor
@@ -68,12 +69,14 @@ def cohort_analysis(
         interval={"method": "fisher", "level": round(100 * (1 - params["alpha"]))},
         n_judgments_without_cohort=int(frame["cohort"].isna().sum()),
     )
-    result = _json_safe(result)
+    result = dict(_json_safe(result))
     cache.set(key, result, CACHE_SECONDS)
     return result
 
 
-def cohort_board(study: Study, *, cohort: str, subset: str = "all", preset: str = "default"):
+def cohort_board(
+    study: Study, *, cohort: str, subset: str = "all", preset: str = "default"
+) -> dict[str, Any]:
     """One cohort's board with its agreement and its agreement with every other cohort."""
     analysis = cohort_analysis(study, subset=subset, preset=preset)
     entries = {entry["cohort"]: entry for entry in analysis["cohorts"]}
@@ -84,6 +87,8 @@ def cohort_board(study: Study, *, cohort: str, subset: str = "all", preset: str 
     return {**{k: analysis[k] for k in keep}, **entries[cohort], "between": between}
 
 
-def _cache_key(study: Study, state: dict, labels: list[str], subset: str, preset: str) -> str:
+def _cache_key(
+    study: Study, state: dict[str, Any], labels: list[str], subset: str, preset: str
+) -> str:
     inputs = json.dumps([state, labels, subset, preset], sort_keys=True, default=str)
     return f"ranking:cohorts:{study.pk}:{hashlib.sha256(inputs.encode()).hexdigest()[:32]}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
@@ -18,9 +20,11 @@ class CohortFilterForm(forms.Form):
     subset = forms.ChoiceField(choices=SubsetFilter.choices, required=False, label="Contexts")
     preset = forms.ChoiceField(choices=Preset.choices, required=False, label="Choices")
 
-    def __init__(self, *args, labels: list[str], **kwargs) -> None:
+    def __init__(self, *args: Any, labels: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["cohort"].choices = [("", "All cohorts"), *[(x, x) for x in labels]]
+        cohort = self.fields["cohort"]
+        assert isinstance(cohort, forms.ChoiceField)
+        cohort.choices = [("", "All cohorts"), *[(x, x) for x in labels]]
 
 
 @require_GET

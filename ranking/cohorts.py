@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,7 +47,7 @@ class CohortAgreement:
     n_systems: int
     elo_spearman: float
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             k: (None if isinstance(v, float) and math.isnan(v) else v)
             for k, v in asdict(self).items()
@@ -60,7 +61,7 @@ def split(judgments: pd.DataFrame, cohorts: list[str] | None = None) -> dict[str
     return {label: human[human["cohort"] == label] for label in labels}
 
 
-def cohort_board(judgments: pd.DataFrame, params: dict) -> tuple[pd.DataFrame, list[str]]:
+def cohort_board(judgments: pd.DataFrame, params: dict[str, Any]) -> tuple[pd.DataFrame, list[str]]:
     """The Bradley–Terry Elo table of one cohort's judgments and the fit's warnings (the
     board's weights and ties; Fisher intervals: a per-cohort board is fitted on request,
     without a bootstrap)."""
@@ -151,8 +152,8 @@ def between(
 
 
 def cohort_section(
-    judgments: pd.DataFrame, params: dict, *, cohorts: list[str], min_verdicts: int = 2
-) -> dict:
+    judgments: pd.DataFrame, params: dict[str, Any], *, cohorts: list[str], min_verdicts: int = 2
+) -> dict[str, Any]:
     """Everything the pages, API and CLI show per cohort: each cohort's board, its agreement
     (Fleiss' kappa, Krippendorff's alpha, observed agreement among its raters) and every
     pair of cohorts' agreement. JSON-ready (NaN -> None)."""
@@ -170,7 +171,9 @@ def cohort_section(
     }
 
 
-def _cohort_entry(label: str, frame: pd.DataFrame, table: pd.DataFrame, warnings: list) -> dict:
+def _cohort_entry(
+    label: str, frame: pd.DataFrame, table: pd.DataFrame, warnings: list[Any]
+) -> dict[str, Any]:
     inter = agreement.inter_human_agreement(frame) if not frame.empty else None
     systems = [
         {
@@ -200,6 +203,6 @@ def _cohort_entry(label: str, frame: pd.DataFrame, table: pd.DataFrame, warnings
     }
 
 
-def _num(value) -> float | None:
+def _num(value: Any) -> float | None:
     value = float(value)
     return None if math.isnan(value) or math.isinf(value) else round(value, 4)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
+from typing import Any
 
 import numpy as np
 from django.db.models import F, Sum
@@ -27,7 +28,7 @@ BATCH_MIN, BATCH_MAX = 50, 2000
 WRITE_BATCH = 2000
 
 
-def design_refresh(*, study: Study, data, params: dict) -> DesignStatus:
+def design_refresh(*, study: Study, data: Any, params: dict[str, Any]) -> DesignStatus:
     """Store the stopping rule's reading and, when the study is adaptive, the pairs' order."""
     judgments = data.select(judges="human")
     systems = [str(name) for name in data.systems.index]
@@ -46,7 +47,7 @@ def design_refresh(*, study: Study, data, params: dict) -> DesignStatus:
     return status
 
 
-def _fit_inputs(comparisons, systems: list[str]):
+def _fit_inputs(comparisons: Any, systems: list[str]) -> tuple[np.ndarray, np.ndarray, float]:
     if not len(comparisons) or not systems:
         k = len(systems)
         return np.zeros(k), np.zeros((k, k)), 1.0
@@ -61,7 +62,15 @@ def _open_places(study: Study) -> int:
     return max(int(left["n"] or 0), 0)
 
 
-def _status_store(study, systems, theta, counts, weight, params, n_judgments) -> DesignStatus:
+def _status_store(
+    study: Study,
+    systems: list[str],
+    theta: np.ndarray,
+    counts: np.ndarray,
+    weight: Any,
+    params: dict[str, Any],
+    n_judgments: int,
+) -> DesignStatus:
     statuses = (
         adaptive.pair_statuses(theta, counts, alpha=params["alpha"], verdict_weight=weight)
         if len(systems) > 1
@@ -80,7 +89,7 @@ def _status_store(study, systems, theta, counts, weight, params, n_judgments) ->
         for s in statuses
         if counts[s.a, s.b] or s.separated
     ]
-    rows.sort(key=lambda r: (r["separated"], -r["half_width"]))
+    rows.sort(key=lambda r: (bool(r["separated"]), -float(r["half_width"] or 0.0)))
     status, _ = DesignStatus.objects.update_or_create(
         study=study,
         defaults={

@@ -284,8 +284,8 @@ def agreement_compute(
 
 
 def by_compute(
-    data: StudyData, *, study: Study, key: str, judges: str, subset: str, params: dict
-) -> dict:
+    data: StudyData, *, study: Study, key: str, judges: str, subset: str, params: dict[str, Any]
+) -> dict[str, Any]:
     """The boards of each value of a context field (``ranking.categories``), for one filter."""
     params = _with_study_settings(data, params)
     section = categories.category_boards(
@@ -299,7 +299,8 @@ def by_compute(
         everyone=data.select(subset=subset),
         aliases=data.aliases,
     )
-    return _json_safe(dict(section, by_key=key))
+    safe: dict[str, Any] = _json_safe(dict(section, by_key=key))
+    return safe
 
 
 def category_key_check(study: Study, key: str) -> str:
@@ -318,8 +319,8 @@ def leaderboard_by(
     judges: str = "all",
     subset: str = "all",
     preset: str = "default",
-    result: dict | None = None,
-) -> dict:
+    result: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The served leaderboard (``leaderboard_current``) with its boards by ``key``; computed on
     first request for a snapshot and cached with it (only asked-for splits cost anything)."""
     result = result or leaderboard_current(study, judges=judges, subset=subset, preset=preset)
@@ -605,7 +606,7 @@ def leaderboard_served(
     preset: str = "default",
     style: list[str] | None = None,
     by: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """What the page and the API show (``leaderboard_current``), optionally as the
     style-controlled view (``style``: the study's features, as stored with the snapshot) and
     with boards by ``by``. ValueError says why a request cannot be served."""

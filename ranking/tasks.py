@@ -47,6 +47,6 @@ def refit_jobs_resume_stalled() -> list[int]:
 
 
 @worker_ready.connect
-def _resume_after_restart(sender=None, **kwargs) -> None:
+def _resume_after_restart(sender: Any = None, **kwargs: Any) -> None:
     """A worker that (re)starts looks for refits a dead worker left running."""
     enqueue("ranking.tasks.refit_jobs_resume_stalled")

@@ -287,9 +287,12 @@ def rewrite_relative(source: str, old_path: str, new_path: str, names: dict[str,
                 home, _, name = full.rpartition(".")
             text = name + (f" as {alias.asname}" if alias.asname else "")
             groups.setdefault(home, []).append(text)
-        indent = re.match(r"\s*", lines[node.lineno - 1]).group(0)
+        indent = lines[node.lineno - 1][
+            : len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())
+        ]
+        end = node.end_lineno if node.end_lineno is not None else node.lineno
         comment = ""
-        last = lines[node.end_lineno - 1].rstrip("\n")
+        last = lines[end - 1].rstrip("\n")
         if "#" in last:  # a noqa or a why: it stays with the import
             comment = "  #" + last.partition("#")[2]
         statement = "".join(
@@ -297,7 +300,7 @@ def rewrite_relative(source: str, old_path: str, new_path: str, names: dict[str,
             f"{comment}\n"
             for home, items in groups.items()
         )
-        edits.append((node.lineno - 1, node.end_lineno, statement))
+        edits.append((node.lineno - 1, end, statement))
     for start, end, statement in sorted(edits, reverse=True):
         lines[start:end] = [statement]
     return "".join(lines)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
@@ -345,7 +346,7 @@ def study_system_pairs(*, study: Study) -> list[tuple[str, str, int]]:
     return [(a, b, n) for a, b, n in rows]
 
 
-def design_status(*, study: Study) -> dict | None:
+def design_status(*, study: Study) -> dict[str, Any] | None:
     """The stopping rule's reading stored by the latest refit (ranking.design), for the page."""
     from ranking.models import DesignStatus
 

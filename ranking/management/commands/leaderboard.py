@@ -271,7 +271,7 @@ def render_table(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _style_lines(result: dict) -> list[str]:
+def _style_lines(result: dict[str, Any]) -> list[str]:
     section = result.get("style_control")
     if not section:
         return []
@@ -313,7 +313,7 @@ def _style_lines(result: dict) -> list[str]:
     return lines
 
 
-def _by_lines(result: dict) -> list[str]:
+def _by_lines(result: dict[str, Any]) -> list[str]:
     if "by" not in result:
         return []
     lines = ["", f"By {result['by_key']}:"]
@@ -332,7 +332,7 @@ def _by_lines(result: dict) -> list[str]:
     return lines
 
 
-def render_cohort_table(result: dict) -> str:
+def render_cohort_table(result: dict[str, Any]) -> str:
     agreement = result["agreement"]
     lines = [
         f"Study {result['study']}: cohort={result['cohort']} subset={result['subset']} "
