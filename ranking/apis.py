@@ -4,6 +4,7 @@ response it serves; studio/api/results.py mounts it under /api/."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
@@ -20,7 +21,7 @@ class LeaderboardQuerySerializer(serializers.Serializer[None]):
     judges = serializers.ChoiceField(choices=JudgeFilter.choices, default=JudgeFilter.ALL)
     subset = serializers.ChoiceField(choices=SubsetFilter.choices, default=SubsetFilter.ALL)
     preset = serializers.ChoiceField(choices=Preset.choices, default=Preset.DEFAULT)
-    style = serializers.CharField(
+    style = serializers.CharField(  # type: ignore[assignment]  # a field named like Field.style
         required=False,
         help_text="Style-controlled view: the study's style features, comma-separated (e.g. "
         "'length,questions'); `systems` is then the style-controlled board, each row with its "
@@ -52,22 +53,22 @@ class LeaderboardQuerySerializer(serializers.Serializer[None]):
             raise ValidationError("letters, digits, '-' and '_' only")
         return value
 
-    def validate(self, attrs: dict) -> dict:
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs.get("cohort") and attrs["judges"] == JudgeFilter.LLM:
             raise serializers.ValidationError({"cohort": ["A cohort board has human judges only."]})
         return attrs
 
 
-class StyleCoefficientSerializer(serializers.Serializer):
+class StyleCoefficientSerializer(serializers.Serializer[Any]):
     coef = serializers.FloatField(help_text="Log-odds of winning per SD of the covariate.")
     se = serializers.FloatField(allow_null=True)
     ci_low = serializers.FloatField(allow_null=True)
     ci_high = serializers.FloatField(allow_null=True)
     elo_per_sd = serializers.FloatField(help_text="The coefficient on the Elo scale.")
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
 
 
-class SystemRowSerializer(serializers.Serializer):
+class SystemRowSerializer(serializers.Serializer[Any]):
     system = serializers.CharField()
     kind = serializers.CharField(allow_null=True)
     elo = serializers.FloatField(allow_null=True)
@@ -84,7 +85,7 @@ class SystemRowSerializer(serializers.Serializer):
     )
 
 
-class StyleControlSerializer(serializers.Serializer):
+class StyleControlSerializer(serializers.Serializer[Any]):
     features = serializers.ListField(child=serializers.CharField())
     requested = serializers.ListField(child=serializers.CharField())
     dropped = serializers.DictField(child=serializers.CharField())
@@ -94,7 +95,7 @@ class StyleControlSerializer(serializers.Serializer):
     warnings = serializers.ListField(child=serializers.CharField())
 
 
-class CategoryBoardSerializer(serializers.Serializer):
+class CategoryBoardSerializer(serializers.Serializer[Any]):
     n_comparisons = serializers.IntegerField()
     n_judgments = serializers.IntegerField()
     n_contexts = serializers.IntegerField()
@@ -106,7 +107,7 @@ class CategoryBoardSerializer(serializers.Serializer):
     warnings = serializers.ListField(child=serializers.CharField())
 
 
-class LeaderboardResultSerializer(serializers.Serializer):
+class LeaderboardResultSerializer(serializers.Serializer[Any]):
     """The main fields of a leaderboard result (the rest: see docs/ranking.md)."""
 
     study = serializers.CharField()
@@ -116,7 +117,7 @@ class LeaderboardResultSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=["current", "updating", "computing"])
     n_comparisons = serializers.IntegerField()
     systems = SystemRowSerializer(many=True)
-    style = serializers.DictField(
+    style = serializers.DictField(  # type: ignore[assignment]  # a field named like Field.style
         child=StyleCoefficientSerializer(),
         required=False,
         help_text="Per style feature, its coefficient with interval (when the study controls "
@@ -130,7 +131,7 @@ class LeaderboardResultSerializer(serializers.Serializer):
     by_threshold = serializers.DictField(required=False)
 
 
-def leaderboard_response(request: Request, study) -> Response:
+def leaderboard_response(request: Request, study: Any) -> Response:
     """Validate the query, serve the leaderboard, or one cohort's board when ``cohort`` is
     given (400 with the reason when it cannot)."""
     query = LeaderboardQuerySerializer(data=request.query_params)
@@ -154,6 +155,6 @@ def leaderboard_response(request: Request, study) -> Response:
         raise ValidationError({"detail": str(exc)}) from exc
 
 
-class CohortQuerySerializer(serializers.Serializer):
+class CohortQuerySerializer(serializers.Serializer[Any]):
     subset = serializers.ChoiceField(choices=SubsetFilter.choices, default=SubsetFilter.ALL)
     preset = serializers.ChoiceField(choices=Preset.choices, default=Preset.DEFAULT)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict
+from typing import Any
 
 import pandas as pd
 
@@ -32,16 +33,16 @@ THRESHOLD_NOTE = (
 def category_boards(
     judgments: pd.DataFrame,
     *,
-    categories: dict,
+    categories: dict[Any, Any],
     systems: pd.DataFrame,
     completions: pd.DataFrame,
-    params: dict,
+    params: dict[str, Any],
     rule,
     judges: str = "all",
     everyone: pd.DataFrame | None = None,
-    aliases: dict | None = None,
+    aliases: dict[str, Any] | None = None,
     min_per_system: int = MIN_PER_SYSTEM,
-) -> dict:
+) -> dict[str, Any]:
     """``{"by": {value: board}, "by_warnings": [...], "by_threshold": {...}}``, categories
     largest first. ``categories``: context id -> value; ``judgments``: the board's counted
     verdicts; ``everyone``: every judge's (agreement reads them; default ``judgments``)."""
@@ -73,11 +74,13 @@ def category_boards(
     }
 
 
-def _values(judgments: pd.DataFrame, categories: dict) -> pd.Series:
+def _values(judgments: pd.DataFrame, categories: dict[str, Any]) -> pd.Series:
     return judgments["context"].map(categories).fillna(NO_CATEGORY).astype(str)
 
 
-def _board(rows: pd.DataFrame, systems: pd.DataFrame, params: dict, rule, judges: str) -> dict:
+def _board(
+    rows: pd.DataFrame, systems: pd.DataFrame, params: dict[str, Any], rule, judges: str
+) -> dict[str, Any]:
     quick = dict(params, ci="fisher")
     comparisons = board.comparisons_from_judgments(
         rows,
@@ -99,7 +102,7 @@ def _board(rows: pd.DataFrame, systems: pd.DataFrame, params: dict, rule, judges
     }
 
 
-def _agreement(rows: pd.DataFrame, rule) -> dict:
+def _agreement(rows: pd.DataFrame, rule) -> dict[str, Any]:
     """The headline agreement figures of one category (a 200-round interval: a quick look)."""
     if rows.empty:
         return {"fleiss_kappa": None, "inter_human_agreement": None, "human_llm_agreement": None}
@@ -119,7 +122,9 @@ def _agreement(rows: pd.DataFrame, rule) -> dict:
     }
 
 
-def _strategies(completions: pd.DataFrame, contexts: set, aliases: dict | None) -> dict | None:
+def _strategies(
+    completions: pd.DataFrame, contexts: set[Any], aliases: dict[str, Any] | None
+) -> dict[str, Any] | None:
     if "context" not in completions.columns:
         return None
     return report.strategy_section(completions[completions["context"].isin(contexts)], aliases)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -64,11 +65,11 @@ def style_section(
     pair_texts: pd.DataFrame,
     names: list[str],
     systems: pd.DataFrame,
-    params: dict,
+    params: dict[str, Any],
     rule,
     judges: str,
     anchor: str | None,
-) -> dict:
+) -> dict[str, Any]:
     """``{"style": coefficients, "style_control": {features, dropped, systems, interval, note,
     warnings}}`` for the counted ``judgments`` of one board."""
     comparisons = board.comparisons_from_judgments(
@@ -119,8 +120,12 @@ def style_section(
 
 
 def length_audit(
-    judgments: pd.DataFrame, *, pair_texts: pd.DataFrame, params: dict, alpha: float = 0.05
-) -> dict | None:
+    judgments: pd.DataFrame,
+    *,
+    pair_texts: pd.DataFrame,
+    params: dict[str, Any],
+    alpha: float = 0.05,
+) -> dict[str, Any] | None:
     """Per LLM judge, its length coefficient (log-odds per SD of the normalised length
     difference, systems controlled) beside the human raters' pooled one, and the difference
     with its interval: does this judge prefer the longer reply more than humans do?
@@ -160,7 +165,7 @@ def length_audit(
     }
 
 
-def _length_coef(comparisons: pd.DataFrame, z: float) -> dict | None:
+def _length_coef(comparisons: pd.DataFrame, z: float) -> dict[str, Any] | None:
     if len(comparisons) < AUDIT_MIN_COMPARISONS:
         return None
     with warnings.catch_warnings():
@@ -178,7 +183,7 @@ def _length_coef(comparisons: pd.DataFrame, z: float) -> dict | None:
     }
 
 
-def _reading(row: dict) -> str:
+def _reading(row: dict[str, Any]) -> str:
     if row["diff_ci_low"] > 0:
         return "prefers the longer reply more than humans do"
     if row["diff_ci_high"] < 0:
@@ -193,7 +198,7 @@ def _round(value):
 UNCONTROLLED_KEYS = ("elo", "ci_low", "ci_high", "rank_low", "rank_high", "se")
 
 
-def attach_uncontrolled(result: dict) -> dict:
+def attach_uncontrolled(result: dict[str, Any]) -> dict[str, Any]:
     """Give every style-controlled row its system's plain (uncontrolled) Elo, interval and ranks
     under ``uncontrolled``, its ``elo_change`` and its axes win rates: the two boards side by
     side."""
@@ -212,7 +217,7 @@ def attach_uncontrolled(result: dict) -> dict:
     return result
 
 
-def controlled_view(result: dict) -> dict:
+def controlled_view(result: dict[str, Any]) -> dict[str, Any]:
     """A leaderboard result with the style-controlled rows (each carrying its uncontrolled Elo,
     see :func:`attach_uncontrolled`) as ``systems``; the plain rows move to
     ``uncontrolled_systems``. Unchanged when the result has no style-controlled board."""

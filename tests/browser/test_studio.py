@@ -88,7 +88,7 @@ def test_the_studio_works_without_javascript(browser, live_server, admin_user):
     expect(page.get_by_text("contexts created: 3")).to_be_visible()
     # The invitation link is in a read-only field; the copy button needs JavaScript.
     page.get_by_role("link", name="Overview", exact=True).click()
-    expect(page.get_by_label("Invitation link")).to_have_value(
+    expect(page.get_by_label("Invitation link", exact=True)).to_have_value(
         f"{live_server.url}/r/{Study.objects.get(slug='no-script').invite_token}/"
     )
     expect(page.locator("button[data-copy]").first).to_be_hidden()

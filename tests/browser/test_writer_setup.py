@@ -40,7 +40,7 @@ def test_an_admin_sets_up_writing(page, live_server, artifacts_dir):
     _sign_in(page, f"/studio/{study.slug}/writers/")
     expect(page.get_by_role("heading", name="Invite writers")).to_be_visible()
     link = f"{live_server.url}/w/{ws.invite_token}/"
-    expect(page.get_by_label("Writer link")).to_have_value(link)
+    expect(page.get_by_label("Writer link", exact=True)).to_have_value(link)
     page.locator("button[data-copy=writer-link]").click()  # shown once the script runs
     # Copied, or (a browser that refuses the clipboard) selected for Ctrl+C: as on Recruit.
     expect(page.locator("[data-copy-status=writer-link]")).to_have_text(
