@@ -69,5 +69,6 @@ def test_the_admin_plans_judgments_for_a_half_width(browser, live_server, admin_
     expect(answer).to_contain_text("judgments")
     needed = int(answer.locator("strong").inner_text().split()[0])
     assert 235 <= needed <= 245  # half the width: four times the 60 judgments
-    assert_accessible(page)
+    if javascript:  # axe runs in the page: with JavaScript off its promise never settles
+        assert_accessible(page)
     context.close()
