@@ -133,7 +133,7 @@ def test_the_studio_shows_cohort_links_and_sizes(client):
     overview = client.get(reverse("studio:overview", args=[study.slug])).content.decode()
     assert cohorts.cohort_link_value(study, "clinician") in overview
     writers = client.get(reverse("writers:review", args=[study.slug])).content.decode()
-    assert "Writer link for the clinician cohort" in writers
+    assert "Link of the clinician cohort" in writers
 
 
 def test_the_settings_form_validates_cohort_labels_and_parameter():
