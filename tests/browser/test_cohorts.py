@@ -32,11 +32,6 @@ def _crowd_judgments(study) -> None:
         )  # fmt: skip
 
 
-@pytest.mark.xfail(
-    reason="known defect after the layout merge: the cohort page counts 0 judgments for a "
-    "clinician-link rater (the API and service tests pass); see the closing note",
-    strict=False,
-)
 def test_a_clinician_link_rater_is_a_clinician_and_the_studio_shows_cohort_boards(
     page, artifacts_dir, transactional_db
 ):
