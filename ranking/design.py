@@ -103,9 +103,10 @@ def _status_store(
 
 
 def priorities_write(*, study: Study, systems: list[str], weights: np.ndarray) -> int:
-    """One `PairPriority` per pair of the study: rate = its system pair's weight shared by that
-    system pair's open pairs, rank = Exp(1) / rate. Written in batches of their own
-    transactions, so a lease's rank update never waits long for the refit."""
+    """One `PairPriority` per open pair of the study: rate = its system pair's weight shared by
+    that system pair's open pairs, rank = Exp(1) / rate. Full pairs are left out (the claim
+    reads only the best-ranked few, annotation.services.adaptive). Written in batches of their
+    own transactions, so a lease's rank update never waits long for the refit."""
     index = {name: i for i, name in enumerate(systems)}
     rows = list(
         Pair.objects.filter(study=study).values_list(
@@ -115,9 +116,12 @@ def priorities_write(*, study: Study, systems: list[str], weights: np.ndarray) -
     open_rows: dict[tuple[int, int], int] = defaultdict(int)
     keyed = []
     for pair_id, a, b, judged, quota in rows:
+        if judged >= quota:
+            continue
         key = (index.get(a, -1), index.get(b, -1))
         keyed.append((pair_id, key))
-        open_rows[key] += judged < quota
+        open_rows[key] += 1
+    PairPriority.objects.filter(study=study, pair__n_judgments__gte=F("pair__quota")).delete()
     rng = np.random.default_rng()
     draws = rng.exponential(size=len(keyed))
     floor = 1e-9

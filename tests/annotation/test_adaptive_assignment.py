@@ -105,6 +105,31 @@ def test_the_refit_writes_a_priority_per_pair_and_the_stopping_rule():
     assert status.judgments_open == study.pairs.count() * 5 - judged
 
 
+def test_the_refit_leaves_full_pairs_out_of_the_draw():
+    study = build_study(n_contexts=2, quality_check_rate=0, adaptive_assignment=True)
+    names = list(study.systems.order_by("name").values_list("name", flat=True))
+    uniform = np.ones((len(names), len(names)))
+    priorities_write(study=study, systems=names, weights=uniform)
+    full = study.pairs.order_by("pk").first()
+    Pair.objects.filter(pk=full.pk).update(n_judgments=full.quota)
+    priorities_write(study=study, systems=names, weights=uniform)
+    drawn = set(PairPriority.objects.filter(study=study).values_list("pair_id", flat=True))
+    assert drawn == set(study.pairs.exclude(pk=full.pk).values_list("pk", flat=True))
+
+
+def test_when_the_ranked_window_is_taken_the_least_judged_pair_comes_next(monkeypatch):
+    from annotation.services import adaptive
+
+    monkeypatch.setattr(adaptive, "WINDOW", 1)
+    study = build_study(n_contexts=2, quality_check_rate=0, adaptive_assignment=True)
+    _favour(study, "zorblax-gpt-9", "quillon-claude-7")
+    top = PairPriority.objects.filter(study=study).order_by("rank").first().pair
+    Pair.objects.filter(pk=top.pk).update(n_judgments=top.quota)  # full since the refit
+    pairs = list(study.pairs.exclude(pk=top.pk).order_by("pk"))
+    Pair.objects.exclude(pk__in=[top.pk, pairs[-1].pk]).update(n_judgments=2)
+    assert assignment_next(rater=_rater(study)).pair_id == pairs[-1].pk
+
+
 def test_an_adaptive_item_page_stays_blind(client):
     study = build_study(quality_check_rate=0, adaptive_assignment=True)
     _favour(study, "zorblax-gpt-9", "human-writers-yarrow")
