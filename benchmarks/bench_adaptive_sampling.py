@@ -21,7 +21,10 @@ Printed per seed: the judgments the adaptive design needs to reach the uniform d
 95 % half-width of the differences between neighbouring systems on the board (what adaptive
 assignment shrinks), and the per-system half-widths of both designs at that point; then the
 planner check: the analytic half-width (`ranking.adaptive.mean_half_width`) against the fitted
-one for the uniform design.
+one for the uniform design. Last, the bound: how many fewer judgments the A-optimal design
+(`ranking.adaptive.optimal_design`) would need if the true strengths were known, for the
+neighbour differences and for the per-system intervals; no rule that estimates the strengths
+as it goes can beat it.
 """
 
 from __future__ import annotations
@@ -195,6 +198,17 @@ def main() -> None:
         )
     mean = np.mean([r["saving"] for r in rows])
     print(f"mean saving: {mean:.0%} fewer judgments for the same neighbour half-width")
+    theta = (true_elo(args.systems, args.spread) - 1500.0) / bradley_terry.ELO_SCALE
+    uniform = np.ones((args.systems, args.systems)) - np.eye(args.systems)
+    for criterion, what in (("neighbours", "neighbour"), ("systems", "per-system")):
+        best = adaptive.optimal_design(theta, criterion=criterion)
+        bound = 1 - adaptive.design_criterion(
+            theta, best, criterion=criterion
+        ) / adaptive.design_criterion(theta, uniform, criterion=criterion)
+        print(
+            f"bound: the best fixed design, knowing the true strengths, needs {bound:.0%} fewer "
+            f"judgments than uniform for the same {what} variance (ranking.adaptive.optimal_design)"
+        )
 
 
 if __name__ == "__main__":

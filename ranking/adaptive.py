@@ -218,6 +218,67 @@ def judgments_for_half_width(
     return math.ceil(1000.0 * (width / target) ** 2)
 
 
+def optimal_design(
+    theta: np.ndarray,
+    *,
+    criterion: str = "neighbours",
+    verdict_weight: float = 1.0,
+    iterations: int = 500,
+) -> np.ndarray:
+    """The best fixed design if ``theta`` were the true strengths: the share of judgments on each
+    system pair (symmetric, the upper triangle sums to 1) that minimises the summed variance of
+    the neighbouring differences (``criterion="neighbours"``) or of the centred strengths
+    (``"systems"``): an A-optimal design, found by the multiplicative algorithm of Silvey,
+    Titterington and Torsney (1978), which converges for this convex criterion.
+
+    A benchmark reads it as the bound no assignment rule can beat: a rule that must estimate
+    the strengths as it goes does worse.
+    """
+    theta = np.asarray(theta, dtype=float)
+    k = len(theta)
+    upper = np.triu_indices(k, 1)
+    d = np.zeros((len(upper[0]), k))
+    d[np.arange(len(upper[0])), upper[0]] = 1.0
+    d[np.arange(len(upper[0])), upper[1]] = -1.0
+    w = comparison_information(theta, verdict_weight)[upper]
+    if criterion == "neighbours":
+        m = neighbour_contrasts(theta)
+    elif criterion == "systems":
+        m = np.eye(k) - 1.0 / k
+    else:
+        raise ValueError(f"unknown criterion {criterion!r}")
+    share = np.full(len(w), 1.0 / len(w))
+    centre = np.ones((k, k)) / k
+    for _ in range(iterations):
+        cov = np.linalg.inv((d.T * (share * w)) @ d + centre)
+        spread = cov @ m @ m.T @ cov
+        gradient = w * np.einsum("ti,ij,tj->t", d, spread, d)
+        share = share * gradient / float(share @ gradient)
+    design = np.zeros((k, k))
+    design[upper] = share
+    result: np.ndarray = design + design.T
+    return result
+
+
+def design_criterion(
+    theta: np.ndarray,
+    design: np.ndarray,
+    *,
+    criterion: str = "neighbours",
+    verdict_weight: float = 1.0,
+) -> float:
+    """Summed variance (log-strength units) per judgment of ``design`` (shares as in
+    `optimal_design`): the variance with N judgments is this over N, so two designs' judgments
+    for the same precision are in the ratio of their criteria."""
+    theta = np.asarray(theta, dtype=float)
+    k = len(theta)
+    design = np.asarray(design, dtype=float)
+    shares = design / design[np.triu_indices(k, 1)].sum()
+    cov = covariance(shares, comparison_information(theta, verdict_weight), prior=1e-9)
+    m = neighbour_contrasts(theta) if criterion == "neighbours" else np.eye(k) - 1.0 / k
+    return float(np.trace(m.T @ cov @ m))
+
+
 # --------------------------------------------------------------------------- from a fit
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from . import agreement, board, report
+from .verdicts import VerdictRule
 
 MIN_PER_SYSTEM = 50
 NO_CATEGORY = "(none)"
@@ -37,7 +38,7 @@ def category_boards(
     systems: pd.DataFrame,
     completions: pd.DataFrame,
     params: dict[str, Any],
-    rule,
+    rule: VerdictRule,
     judges: str = "all",
     everyone: pd.DataFrame | None = None,
     aliases: dict[str, Any] | None = None,
@@ -50,7 +51,8 @@ def category_boards(
     value_of = _values(judgments, categories)
     everyone_value = _values(everyone, categories)
     order = value_of.value_counts().index
-    by, warnings = {}, []
+    by: dict[str, dict[str, Any]] = {}
+    warnings: list[str] = []
     for value in order:
         rows = judgments[value_of == value]
         contexts = set(rows["context"])
@@ -79,7 +81,11 @@ def _values(judgments: pd.DataFrame, categories: dict[str, Any]) -> pd.Series:
 
 
 def _board(
-    rows: pd.DataFrame, systems: pd.DataFrame, params: dict[str, Any], rule, judges: str
+    rows: pd.DataFrame,
+    systems: pd.DataFrame,
+    params: dict[str, Any],
+    rule: VerdictRule,
+    judges: str,
 ) -> dict[str, Any]:
     quick = dict(params, ci="fisher")
     comparisons = board.comparisons_from_judgments(
@@ -102,7 +108,7 @@ def _board(
     }
 
 
-def _agreement(rows: pd.DataFrame, rule) -> dict[str, Any]:
+def _agreement(rows: pd.DataFrame, rule: VerdictRule) -> dict[str, Any]:
     """The headline agreement figures of one category (a 200-round interval: a quick look)."""
     if rows.empty:
         return {"fleiss_kappa": None, "inter_human_agreement": None, "human_llm_agreement": None}
@@ -130,7 +136,7 @@ def _strategies(
     return report.strategy_section(completions[completions["context"].isin(contexts)], aliases)
 
 
-def _clean(value):
+def _clean(value: Any) -> Any:
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return None
     return value

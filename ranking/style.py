@@ -55,9 +55,9 @@ FEATURES: dict[str, Feature] = {
         Feature(
             "lists",
             "List items (lines starting with -, *, + or 1.)",
-            lambda s: s.str.count(_LIST_ITEM),
+            lambda s: s.str.count(_LIST_ITEM.pattern),
         ),
-        Feature("markdown", "Markdown headers and bold", lambda s: s.str.count(_MARKDOWN)),
+        Feature("markdown", "Markdown headers and bold", lambda s: s.str.count(_MARKDOWN.pattern)),
     )
 }
 FEATURE_CHOICES = [(f.name, f.label) for f in FEATURES.values()]
@@ -140,10 +140,10 @@ def items_from(comparisons: pd.DataFrame, names: list[str], *, seed: int = 0) ->
     b = systems.get_indexer(uniq_b)[codes_b]
     if (a == b).any():
         raise ValueError("a system cannot be compared with itself (system_a == system_b)")
-    outcome = comparisons["winner"].astype(str).map(WINNER_CODES)
-    if outcome.isna().any():
+    winners = comparisons["winner"].astype(str).map(WINNER_CODES)
+    if winners.isna().any():
         raise ValueError("winner must be 'a', 'b' or 'tie'")
-    outcome = outcome.to_numpy(dtype=np.int64)
+    outcome = winners.to_numpy(dtype=np.int64)
     y = np.array([1.0, 0.0, 0.5])[outcome]
     weight = (
         comparisons["weight"].to_numpy(dtype=float)
@@ -228,18 +228,24 @@ class _Design:
 
 def _eta(design: _Design, params: np.ndarray) -> np.ndarray:
     theta, beta = params[:, : design.k], params[:, design.k :]
-    return theta[:, design.a] - theta[:, design.b] + beta @ design.x.T
+    eta: np.ndarray = theta[:, design.a] - theta[:, design.b] + beta @ design.x.T
+    return eta
 
 
-def _loss(design, params, weight, score, prior) -> np.ndarray:
+def _loss(
+    design: _Design, params: np.ndarray, weight: np.ndarray, score: np.ndarray, prior: float
+) -> np.ndarray:
     """Penalised negative log-likelihood of each round: sum W log(1 + e^eta) - S eta."""
     eta = _eta(design, params)
-    return (weight * np.logaddexp(0.0, eta) - score * eta).sum(axis=1) + 0.5 * prior * (
+    loss: np.ndarray = (weight * np.logaddexp(0.0, eta) - score * eta).sum(axis=1) + 0.5 * prior * (
         params**2
     ).sum(axis=1)
+    return loss
 
 
-def _newton_step(design: _Design, params, weight, score, prior) -> np.ndarray:
+def _newton_step(
+    design: _Design, params: np.ndarray, weight: np.ndarray, score: np.ndarray, prior: float
+) -> tuple[np.ndarray, np.ndarray]:
     k, f = design.k, design.x.shape[1]
     rounds = params.shape[0]
     p = 0.5 * (1.0 + np.tanh(0.5 * _eta(design, params)))
@@ -306,7 +312,14 @@ def newton(
     return params, hess
 
 
-def _backtrack(design, params, step, weight, score, prior) -> np.ndarray:
+def _backtrack(
+    design: _Design,
+    params: np.ndarray,
+    step: np.ndarray,
+    weight: np.ndarray,
+    score: np.ndarray,
+    prior: float,
+) -> np.ndarray:
     """Per round, the step scale (1, 1/2, 1/4 ...) whose penalised loss is no worse."""
     loss = _loss(design, params, weight, score, prior)
     scale = np.ones(len(params))
@@ -355,10 +368,12 @@ def fit(
     k, f = items.k, len(names)
     params, hess = newton(design, items.weight[None], items.score[None], np.zeros(k + f), prior)
     theta, beta = params[0, :k], params[0, k:]
-    anchor_at = None if anchor is None else int(items.systems.get_loc(anchor))
+    anchor_at = None if anchor is None else _position(items.systems, anchor)
     elo = bootstrap.point_elo(theta, anchor_at)
     z = stats.norm.ppf(1.0 - alpha / 2.0)
-    draws, reference, unit = None, [], None
+    draws: pd.DataFrame | None = None
+    reference: list[str] = []
+    unit: str | None = None
     extra = {"clusters": np.full(k, np.nan), "ci_mc_error": np.full(k, np.nan)}
     if ci == "bootstrap":
         thetas, betas = _bootstrap(items, design, params[0], bootstrap_rounds, seed, prior)
@@ -373,7 +388,7 @@ def fit(
             "ci_mc_error": bootstrap.monte_carlo_error(elo_draws, alpha),
         }
         draws = pd.DataFrame(elo_draws, columns=items.systems)
-        reference = [str(s) for s in items.systems[mask]] if anchor_at is None else [anchor]
+        reference = [str(s) for s in items.systems[mask]] if anchor is None else [anchor]
         unit = items.unit_kind
     elif ci == "fisher":
         cov = _covariance(hess[0], k)
@@ -398,7 +413,9 @@ def fit(
     return StyleFit(table, coefficients, draws=draws, reference=reference, unit=unit)
 
 
-def _bootstrap(items: Items, design: _Design, start, rounds: int, seed: int, prior: float):
+def _bootstrap(
+    items: Items, design: _Design, start: np.ndarray, rounds: int, seed: int, prior: float
+) -> tuple[np.ndarray, np.ndarray]:
     n_items = len(items.a)
     by_column = items.units.T.tocsr()
     block = max(1, bootstrap.BLOCK_FLOATS // max(n_items, 1))
@@ -416,6 +433,14 @@ def _bootstrap(items: Items, design: _Design, start, rounds: int, seed: int, pri
     return out[:, : items.k], out[:, items.k :]
 
 
+def _position(systems: pd.Index, name: str) -> int:
+    """Where ``name`` is among ``systems`` (KeyError if it is not there, as ``Index.get_loc``)."""
+    found = systems.get_loc(name)
+    if not isinstance(found, int):
+        raise KeyError(name)
+    return found
+
+
 def _covariance(hess: np.ndarray, k: int) -> np.ndarray:
     """Inverse observed information, theta centred (the 1/K shift fix is already in ``hess``)."""
     cov = np.linalg.inv(hess)
@@ -431,7 +456,16 @@ def _elo_se(cov: np.ndarray, anchor_at: int | None) -> np.ndarray:
     return ELO_SCALE * np.sqrt(np.clip(np.diag(cov), 0.0, None))
 
 
-def _table(items, comparisons, theta, elo, se, low, high, extra) -> pd.DataFrame:
+def _table(
+    items: Items,
+    comparisons: pd.DataFrame,
+    theta: np.ndarray,
+    elo: np.ndarray,
+    se: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    extra: dict[str, np.ndarray],
+) -> pd.DataFrame:
     k = items.k
     wins = np.bincount(items.a, items.score, k) + np.bincount(
         items.b, items.weight - items.score, k

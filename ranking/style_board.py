@@ -15,6 +15,7 @@ from scipy import stats
 
 from . import board, style
 from .bradley_terry import BradleyTerryWarning
+from .verdicts import VerdictRule
 
 #: A judge needs this many comparisons (with known texts) for its own length coefficient.
 AUDIT_MIN_COMPARISONS = 30
@@ -44,7 +45,7 @@ def with_covariates(
     return comparisons.assign(**{n: covariates[n].to_numpy() for n in used}), used, dropped
 
 
-def coefficient_rows(coefficients: pd.DataFrame) -> dict[str, dict]:
+def coefficient_rows(coefficients: pd.DataFrame) -> dict[str, dict[str, Any]]:
     """The contract's ``style``: per feature {coef, se, ci_low, ci_high, elo_per_sd, label}."""
     return {
         str(name): {
@@ -66,7 +67,7 @@ def style_section(
     names: list[str],
     systems: pd.DataFrame,
     params: dict[str, Any],
-    rule,
+    rule: VerdictRule,
     judges: str,
     anchor: str | None,
 ) -> dict[str, Any]:
@@ -171,14 +172,14 @@ def _length_coef(comparisons: pd.DataFrame, z: float) -> dict[str, Any] | None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BradleyTerryWarning)
         fitted = style.fit(comparisons, ["length"], ci="fisher")
-    row = fitted.coefficients.loc["length"]
-    if not np.isfinite(row["se"]):
+    coef, se = (float(v) for v in fitted.coefficients[["coef", "se"]].to_numpy()[0])
+    if not np.isfinite(se):
         return None
     return {
-        "coef": float(row["coef"]),
-        "se": float(row["se"]),
-        "ci_low": float(row["coef"] - z * row["se"]),
-        "ci_high": float(row["coef"] + z * row["se"]),
+        "coef": coef,
+        "se": se,
+        "ci_low": coef - z * se,
+        "ci_high": coef + z * se,
         "n": len(comparisons),
     }
 
@@ -191,7 +192,7 @@ def _reading(row: dict[str, Any]) -> str:
     return "no clear difference from humans"
 
 
-def _round(value):
+def _round(value: Any) -> Any:
     return board.number(value, 4) if isinstance(value, float) else value
 
 

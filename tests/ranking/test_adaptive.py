@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import optimize
 
 from ranking import adaptive, bradley_terry
 
@@ -121,3 +122,43 @@ def test_the_planned_half_width_agrees_with_fits_of_simulated_studies():
         fitted.append(((table["ci_high"] - table["ci_low"]) / 2).mean())
     planned = adaptive.mean_half_width(theta, _complete(8, 40))
     assert np.mean(fitted) == pytest.approx(planned, rel=0.05)
+
+
+def _criterion_by_scipy(theta, criterion):
+    """The A-optimal design found by a general constrained optimiser (SLSQP on the simplex)."""
+    k = len(theta)
+    upper = np.triu_indices(k, 1)
+
+    def objective(share):
+        design = np.zeros((k, k))
+        design[upper] = share
+        return adaptive.design_criterion(theta, design + design.T, criterion=criterion)
+
+    n = len(upper[0])
+    found = optimize.minimize(
+        objective,
+        np.full(n, 1.0 / n),
+        method="SLSQP",
+        bounds=[(1e-9, 1.0)] * n,
+        constraints=[{"type": "eq", "fun": lambda s: s.sum() - 1.0}],
+        options={"ftol": 1e-12, "maxiter": 500},
+    )
+    return found.fun
+
+
+@pytest.mark.parametrize("criterion", ["neighbours", "systems"])
+def test_the_optimal_design_matches_a_general_optimiser(criterion):
+    theta = np.array([1.2, 0.5, 0.3, -0.4, -1.6])
+    design = adaptive.optimal_design(theta, criterion=criterion)
+    ours = adaptive.design_criterion(theta, design, criterion=criterion)
+    assert design[np.triu_indices(5, 1)].sum() == pytest.approx(1.0)
+    assert ours == pytest.approx(_criterion_by_scipy(theta, criterion), rel=1e-4)
+
+
+def test_between_equals_the_uniform_design_is_already_optimal_for_the_systems():
+    theta = np.zeros(6)
+    design = adaptive.optimal_design(theta, criterion="systems")
+    uniform = np.ones((6, 6)) - np.eye(6)
+    assert adaptive.design_criterion(theta, design, criterion="systems") == pytest.approx(
+        adaptive.design_criterion(theta, uniform, criterion="systems"), rel=1e-6
+    )
