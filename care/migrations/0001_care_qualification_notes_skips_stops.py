@@ -11,9 +11,9 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('annotation', '0006_i10_submitted_at_unknown'),
-        ('completions', '0008_analysis_settings'),
-        ('writing', '0001_i9_writers'),
+        ('annotation', '0001_initial_squashed'),
+        ('completions', '0001_initial_squashed'),
+        ('writing', '0001_initial_squashed'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

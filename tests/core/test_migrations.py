@@ -1,74 +1,152 @@
-"""A database made before the base and studio apps existed keeps every row through the move.
+"""Each app's migrations are squashed into one: a new database gets the models' schema, and a
+database at the previous release (every old migration applied) is recognised and runs nothing.
 
-Such a database has the outbox's, the uploads' and the release holds' tables under the project
-package's names, and its migration records name the project package's migrations. The tables
-kept their names, so the new apps' first migrations (which `replace` those) must count as
-applied and run nothing; only the rows that named the old module paths are renamed.
+The old chains' data migrations (content-type relabelling, rows carried from removed fields)
+were left out of the squashed migrations: their tests went with them.
 """
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
-from django.contrib.contenttypes.models import ContentType
+from django.apps import apps
+from django.core.checks import run_checks
+from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 
-from core.models import DeferredTask
-from studio.models import ImportJob, ReleaseHold
-from tests.factories import CompletionFactory, JudgmentFactory
+# Every migration of the previous release, by app: what a deployed database has applied.
+OLD_CHAINS = {
+    "annotation": [
+        "0001_initial",
+        "0002_pair_same_context",
+        "0003_assignment_pair_active_lease",
+        "0004_rater_exclusion_who_why",
+        "0005_i7_rater_token",
+        "0005_i8_llm_judge_both_orders",
+        "0006_i10_submitted_at_unknown",
+        "0006_merge_i7_i8",
+        "0007_pair_priority",
+        "0008_rater_cohort",
+    ],
+    "completions": [
+        "0001_initial",
+        "0002_study_status_entry_limits",
+        "0003_i7_short_lease",
+        "0003_i8_llm_settings",
+        "0004_i10_study_admins_text_unknown",
+        "0004_i12_adversarial_source",
+        "0004_merge_i7_i8",
+        "0005_text_unknown_index",
+        "0006_study_draft_status",
+        "0007_writer_limits_in_one_place",
+        "0008_analysis_settings",
+        "0009_study_style_features",
+        "0010_study_adaptive_assignment",
+        "0011_study_cohorts",
+    ],
+    "core": ["0001_deferred_task", "0002_rows_follow_the_moved_apps"],
+    "labelling": ["0001_i12_strategy_labels", "0002_i12_labellers_group"],
+    "llm": ["0001_i8_engine", "0002_endpoint_owner_keys_bounded_replies"],
+    "llm_batch": ["0001_i12_provider_batches", "0002_endpoint_restrict"],
+    "ranking": [
+        "0001_initial",
+        "0002_refit_jobs",
+        "0003_snapshot_preset",
+        "0004_refit_job_boards",
+        "0005_design_status",
+    ],
+    "studio": ["0001_import_jobs", "0002_release_holds", "0003_content_types_follow"],
+    "writing": ["0001_i9_writers", "0002_writer_cohort"],
+}
+SQUASHED = "0001_initial_squashed"
+OUR_APPS = [*OLD_CHAINS, "care"]
 
-OLD_RECORDS = [
-    ("heart_site", "0001_i7_deferred_task"),
-    ("heart_site", "0002_import_jobs"),
-    ("heart_site", "0003_import_job_lease_deferred_queue"),
-    ("heart_site", "0004_release_holds"),
-]
+
+def test_each_app_has_one_migration_that_replaces_exactly_its_old_chain():
+    loader = MigrationLoader(None, ignore_no_migrations=True)
+    for app in OUR_APPS:
+        names = sorted(name for label, name in loader.disk_migrations if label == app)
+        if app == "care":
+            assert names == ["0001_care_qualification_notes_skips_stops"]
+            continue
+        assert names == [SQUASHED], app
+        replaces = loader.disk_migrations[app, SQUASHED].replaces
+        assert replaces == [(app, name) for name in OLD_CHAINS[app]], app
 
 
-def _as_before_the_move() -> None:
-    """The recorder, content types and outbox rows as the old layout left them."""
+@pytest.mark.django_db
+def test_the_models_need_no_migration_the_squashed_ones_do_not_make():
+    out = StringIO()
+    call_command("makemigrations", "--check", "--dry-run", stdout=out)  # exits 1 on changes
+    assert "No changes detected" in out.getvalue()
+
+
+@pytest.mark.django_db
+def test_a_fresh_database_has_each_models_table_columns_constraints_and_indexes():
+    """The test database was migrated from scratch by the squashed migrations."""
+    with connection.cursor() as cursor:
+        tables = set(connection.introspection.table_names(cursor))
+        for app in OUR_APPS:
+            for model in apps.get_app_config(app).get_models(include_auto_created=True):
+                table = model._meta.db_table
+                assert table in tables, table
+                columns = {
+                    column.name
+                    for column in connection.introspection.get_table_description(cursor, table)
+                }
+                assert columns == {f.column for f in model._meta.local_concrete_fields}, table
+                names = set(connection.introspection.get_constraints(cursor, table))
+                declared = {c.name for c in [*model._meta.constraints, *model._meta.indexes]}
+                assert declared <= names, (table, declared - names)
+
+
+@pytest.mark.django_db
+def test_the_pair_same_context_guard_the_models_do_not_declare_is_made():
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            names = set(connection.introspection.get_constraints(cursor, "annotation_pair"))
+            assert {"pair_a_same_context", "pair_b_same_context"} <= names
+        else:
+            cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+            triggers = {name for (name,) in cursor.fetchall()}
+            assert {"pair_same_context_insert", "pair_same_context_update"} <= triggers
+
+
+@pytest.mark.django_db
+def test_the_labellers_group_exists_from_the_start():
+    assert apps.get_model("auth", "Group").objects.filter(name="labellers").exists()
+
+
+def _records_as_at_the_previous_release(leave_out: tuple[str, str] | None = None) -> None:
     records = MigrationRecorder(connection).migration_qs
-    records.filter(app__in=["core", "studio"]).delete()
-    records.filter(app="heart_site").delete()
-    for app, name in OLD_RECORDS:
-        records.create(app=app, name=name)
-    for model in ("deferredtask", "importjob", "releasehold"):
-        ContentType.objects.filter(model=model, app_label__in=["core", "studio"]).update(
-            app_label="heart_site"
-        )
-    DeferredTask.objects.update(name="heart_site.tasks.import_job_run_task")
+    records.filter(app__in=OLD_CHAINS).delete()
+    for app, names in OLD_CHAINS.items():
+        for name in names:
+            if (app, name) != leave_out:
+                records.create(app=app, name=name)
 
 
-@pytest.mark.django_db(transaction=True)
-def test_an_existing_database_keeps_its_rows_and_runs_only_the_renames():
-    completion, judgment = CompletionFactory(), JudgmentFactory()
-    study = completion.context.study
-    DeferredTask.objects.create(name="studio.tasks.import_job_run_task", args=[7])
-    ImportJob.objects.create(study=study, kind="contexts", filename="c.jsonl", data=b"{}")
-    ReleaseHold.objects.create(study=study, kind="writer_text", completion=completion, found="e")
-    ReleaseHold.objects.create(study=study, kind="rationale", judgment=judgment, found="phone")
-    ContentType.objects.get_for_models(DeferredTask, ImportJob, ReleaseHold)
-    _as_before_the_move()
+@pytest.mark.django_db
+def test_a_database_at_the_previous_release_counts_them_applied_and_runs_nothing():
+    _records_as_at_the_previous_release()
 
     executor = MigrationExecutor(connection)
-    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
-    planned = {(m.app_label, m.name) for m, _ in plan}
-    assert planned == {
-        ("core", "0002_rows_follow_the_moved_apps"),
-        ("studio", "0003_content_types_follow"),
-    }  # no CreateModel on the tables that exist
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    assert executor.migration_plan(executor.loader.graph.leaf_nodes()) == []
+    applied = executor.loader.applied_migrations
+    assert all((app, SQUASHED) in applied for app in OLD_CHAINS)
+    assert not run_checks(databases=["default"], tags=["database"])
 
-    assert DeferredTask.objects.get().name == "studio.tasks.import_job_run_task"
-    assert ImportJob.objects.get().data == b"{}"
-    assert ReleaseHold.objects.count() == 2
-    labels = set(
-        ContentType.objects.filter(
-            model__in=["deferredtask", "importjob", "releasehold"]
-        ).values_list("app_label", "model")
-    )
-    assert labels == {("core", "deferredtask"), ("studio", "importjob"), ("studio", "releasehold")}
-    applied = MigrationExecutor(connection).loader.applied_migrations
-    assert ("core", "0001_deferred_task") in applied
-    assert ("studio", "0002_release_holds") in applied
+
+@pytest.mark.django_db
+def test_a_database_part_way_through_an_old_chain_is_refused_with_what_to_do():
+    """Django would skip the squashed migration there without a word; the check says why."""
+    _records_as_at_the_previous_release(leave_out=("annotation", "0008_rater_cohort"))
+
+    errors = [e for e in run_checks(databases=["default"]) if e.id == "heart_site.E003"]
+    assert len(errors) == 1
+    assert "annotation" in errors[0].msg and "0008_rater_cohort" in errors[0].msg
+    assert "previous release" in errors[0].hint
