@@ -200,6 +200,8 @@ def load_demo(*, stdout=None) -> Study:
             "items_per_rater": 8,
             "quality_check_rate": 0.2,
             "axis_marks": True,
+            # The leaderboard shows a board controlled for reply length and questions asked.
+            "style_features": ["length", "questions"],
         },
     )
     quiet = {"stdout": stdout} if stdout else {}

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import UTC
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -199,6 +200,8 @@ def test_the_page_reads_a_current_snapshot_instead_of_refitting(admin_client, bu
     snapshot = services.snapshot_refit_study(study_id=built.study.pk, trigger="nightly")[2]
     html = admin_client.get(reverse("ranking:leaderboard", args=["known"])).content.decode()
     assert f"(#{snapshot.pk}, nightly)" in html
+    stamp = snapshot.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+    assert f"From the snapshot of {stamp} UTC" in html
     assert "Up to date with every counted judgment." in html
     assert LeaderboardSnapshot.objects.count() == 3  # nothing refitted for the read
 

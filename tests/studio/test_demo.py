@@ -28,6 +28,7 @@ def test_the_demo_loads_labelled_demo_data_and_a_second_run_changes_nothing():
     assert kinds.pop("original-dataset") == "dataset"
     assert kinds and all(name.startswith("demo-") for name in kinds)
     assert all(c.source == "ESConv" for c in study.contexts.all())
+    assert study.style_features == ["length", "questions"]  # the style-controlled board shows
 
 
 def test_the_demo_admin_can_log_in_and_the_rater_link_answers(client):
