@@ -11,6 +11,7 @@ from django.db.models.functions import Coalesce
 
 from annotation.models import Judgment, Pair, Rater
 from annotation.selectors import rater_stats
+from completions.access import studies_for_admin
 from completions.models import (
     Completion,
     DialogueContext,
@@ -39,8 +40,10 @@ class ChecklistRow:
     optional: bool = False
 
 
-def studies_for_admin() -> QuerySet[Study]:
-    return Study.objects.annotate(
+def studies_listed(*, user: Any) -> QuerySet[Study]:
+    """The studio home's list: the studies ``user`` administers (`completions.access`), with
+    the counts the list shows."""
+    return studies_for_admin(user).annotate(
         n_contexts=Count("contexts", distinct=True),
         n_raters=Count("raters", distinct=True),
     ).order_by("-created_at", "-id")

@@ -60,7 +60,7 @@ STATUS_WORDS: dict[str, str] = {
 @study_admin_required
 def home(request: HttpRequest) -> HttpResponse:
     """`/` and `/studio/`: the admin's studies (anonymous visitors get the login page)."""
-    studies = selectors.studies_for_admin()
+    studies = selectors.studies_listed(user=request.user)
     return render(request, "studio/home.html", {"studies": studies})
 
 

@@ -45,3 +45,16 @@ def test_superusers_reach_every_study_and_others_none():
     assert not studies_for_admin(staff).exists() and not can_admin_study(staff, listed)
     with pytest.raises(PermissionDenied):
         access_study_for_admin(staff, listed.slug)
+
+
+def test_the_studio_home_lists_only_the_studies_an_admin_reaches(client):
+    alice, bob = _admin("alice"), _admin("bob")
+    hers = StudyFactory(slug="hers", name="Private study of Alice")
+    his = StudyFactory(slug="his", name="Private study of Bob")
+    StudyFactory(slug="shared", name="Study for every admin")
+    hers.admins.add(alice)
+    his.admins.add(bob)
+    client.force_login(alice)
+    html = client.get("/studio/").content.decode()
+    assert "Private study of Alice" in html and "Study for every admin" in html
+    assert "Private study of Bob" not in html and "/studio/his/" not in html
