@@ -1,4 +1,4 @@
-"""The judgments format of DESIGN.md, declared once (import, export, API, JSON Schema).
+"""The judgments format (docs/data.md), declared once (import, export, API, JSON Schema).
 
 Only `context_id`, `system_a`, `system_b`, `judge` and `winner` are required, because files from
 other tools lack the rest. The defaults for a missing field (documented in docs/data.md):

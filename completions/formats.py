@@ -1,4 +1,4 @@
-"""The contexts and completions formats of DESIGN.md, declared once.
+"""The contexts and completions formats (docs/data.md), declared once.
 
 These pydantic models are the single definition of the JSON Lines contracts: the importers
 validate every line with them, the API documents and serializes with them, and

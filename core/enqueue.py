@@ -5,7 +5,8 @@ own tasks module (no service <-> task import cycles). One publish attempt, no re
 request must not hang on an unreachable broker. When the broker does not answer, the task is
 kept in the database (`DeferredTask`) and `deferred_tasks_publish` (beat, every minute) sends
 it once the broker is back; nothing is lost and the request answers as usual. Tasks are
-idempotent by convention (CONVENTIONS.md), so a row sent twice after a crash does no harm.
+idempotent by convention (docs/internals/outbox-and-faults.md), so a row sent twice
+after a crash does no harm.
 
 With eager Celery (the embedded default and the unit tests) the task runs in-process, and its
 own errors show. `tests/core/test_outbox.py` fails if `.delay(` or `.apply_async(`

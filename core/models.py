@@ -11,7 +11,8 @@ class DeferredTask(models.Model):
     `core.enqueue.enqueue` (the outbox) writes it when publishing fails, so an upload, a
     run launch or a refit while Redis is down is not lost; `core.tasks.deferred_tasks_send`
     (beat, every minute) publishes the waiting rows once the broker answers. Tasks are
-    idempotent by convention (CONVENTIONS.md), so a row sent twice after a crash does no harm.
+    idempotent by convention (docs/internals/outbox-and-faults.md), so a row sent twice
+    after a crash does no harm.
     """
 
     name = models.CharField(max_length=200)

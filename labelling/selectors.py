@@ -135,7 +135,7 @@ def source_from_state(study: Study, state: dict[str, Any] | None) -> LabelSource
 
 
 def export_rows(label_set: LabelSet) -> Iterator[dict[str, Any]]:
-    """The strategy-labels export, one dict a line (DESIGN.md format)."""
+    """The strategy-labels export, one dict a line (the format of docs/strategies.md)."""
     run = str(label_set.run_id) if label_set.run_id is not None else f"labelset-{label_set.pk}"
     rows = (
         CompletionLabels.objects.filter(label_set=label_set)

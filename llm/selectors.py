@@ -38,7 +38,7 @@ def run_counts(run: Run) -> dict[str, Any]:
 
 
 def run_status_row(run: Run) -> dict[str, Any]:
-    """One row of `llm_run status --format json` (the contract of DESIGN.md)."""
+    """One row of `llm_run status --format json` (a contract other tools read: docs/llm-runs.md)."""
     counts = run_counts(run)
     kind = KINDS.get(run.kind)
     label = kind.endpoints_label if kind else "endpoints"

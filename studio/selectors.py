@@ -43,10 +43,14 @@ class ChecklistRow:
 def studies_listed(*, user: Any) -> QuerySet[Study]:
     """The studio home's list: the studies ``user`` administers (`completions.access`), with
     the counts the list shows."""
-    return studies_for_admin(user).annotate(
-        n_contexts=Count("contexts", distinct=True),
-        n_raters=Count("raters", distinct=True),
-    ).order_by("-created_at", "-id")
+    return (
+        studies_for_admin(user)
+        .annotate(
+            n_contexts=Count("contexts", distinct=True),
+            n_raters=Count("raters", distinct=True),
+        )
+        .order_by("-created_at", "-id")
+    )
 
 
 def study_checklist(*, study: Study) -> list[ChecklistRow]:

@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from llm import selectors, services
+from llm.forms import PROFILE_CHOICES
 from llm.kinds import KINDS
 from llm.models import Endpoint, Run
 
@@ -26,11 +27,23 @@ if TYPE_CHECKING:
 
 
 class RunCreate(serializers.Serializer):
-    kind = serializers.CharField(help_text="A run kind: generate or judge.")
+    kind = serializers.CharField(
+        help_text="A run kind: generate, judge, label (when installed) or adversarial."
+    )
     endpoints = serializers.ListField(
         child=serializers.CharField(), min_length=1, help_text="Endpoint names (judges for judge)."
     )
     budget_usd = serializers.FloatField(required=False, allow_null=True, min_value=0.000001)
+    profile = serializers.ChoiceField(
+        choices=[value for value, _ in PROFILE_CHOICES if value],
+        required=False,
+        help_text="Adversarial runs (required there): the escalation profile.",
+    )
+    contexts = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="Adversarial runs: how many source contexts to rewrite (default 20).",
+    )
 
     def validate_kind(self, value: str) -> str:
         if value not in KINDS:
@@ -48,6 +61,18 @@ class RunCreate(serializers.Serializer):
             if problem := services.endpoint_key_problem(endpoint):
                 raise serializers.ValidationError(problem)
         return [found[n] for n in dict.fromkeys(names)]
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if data["kind"] == "adversarial" and not data.get("profile"):
+            raise serializers.ValidationError({"profile": "required for an adversarial run"})
+        return data
+
+    def params(self) -> dict[str, Any]:
+        """The run's parameters beyond kind and endpoints, as the launch form gives them."""
+        data = self.validated_data
+        if data["kind"] != "adversarial":
+            return {}
+        return {"profile": data["profile"], "contexts": data.get("contexts") or 20, "seed": 0}
 
 
 class RunStatus(serializers.Serializer):
@@ -94,11 +119,14 @@ class RunList(StudyAdminApi):
                 study=study,
                 kind=form.validated_data["kind"],
                 endpoints=form.validated_data["endpoints"],
+                params=form.params(),
                 budget_usd=form.validated_data.get("budget_usd"),
                 user=cast("User", request.user),  # IsStudyAdmin let only an account in
             )
         except services.EndpointError as exc:
             raise serializers.ValidationError({"endpoints": str(exc)}) from exc
+        except ValueError as exc:  # the kind refused the plan, e.g. two rewriting endpoints
+            raise serializers.ValidationError({"detail": str(exc)}) from exc
         return Response(run_body(run), status=status.HTTP_201_CREATED)
 
 

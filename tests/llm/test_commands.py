@@ -1,4 +1,4 @@
-"""The llm_endpoint and llm_run commands (DESIGN.md contracts) against the fake server."""
+"""The llm_endpoint and llm_run commands (contracts other tools read) against the fake server."""
 
 from __future__ import annotations
 

@@ -60,3 +60,26 @@ def test_a_planned_run_can_be_cancelled_and_bad_requests_say_why(api):
     assert bad_kind.status_code == 400
     other = study_with_pairs(n_contexts=1)
     assert client.get(reverse("api:llm-run", args=[other.slug, run_id])).status_code == 404
+
+
+def test_an_adversarial_run_takes_its_profile_and_refuses_without_one(api, fake_llm):
+    study, client = api
+    url = reverse("api:llm-runs", args=[study.slug])
+    endpoint(fake_llm, "rewriter", family="mistral")
+    missing = client.post(url, {"kind": "adversarial", "endpoints": ["rewriter"]}, format="json")
+    assert missing.status_code == 400 and "profile" in missing.json()
+    two = client.post(
+        url,
+        {"kind": "adversarial", "endpoints": ["rewriter", "judge-a"], "profile": "Mid-Spike"},
+        format="json",
+    )
+    assert two.status_code == 400 and "exactly one rewriting endpoint" in str(two.json())
+    assert not Run.objects.filter(kind="adversarial").exists()  # a refused plan leaves no run
+    made = client.post(
+        url,
+        {"kind": "adversarial", "endpoints": ["rewriter"], "profile": "Mid-Spike", "contexts": 1},
+        format="json",
+    )
+    assert made.status_code == 201
+    run = Run.objects.get(pk=made.json()["run"])
+    assert run.params["profile"] == "Mid-Spike" and run.params["contexts"] == 1

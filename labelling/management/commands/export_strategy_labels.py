@@ -13,8 +13,8 @@ from labelling.models import LabelSet
 
 class Command(BaseCommand):
     help = (
-        "Write a study's strategy labels as JSON Lines (DESIGN.md's strategy-labels format): "
-        "by default the latest finished label set."
+        "Write a study's strategy labels as JSON Lines (the strategy-labels format of "
+        "docs/strategies.md): by default the latest finished label set."
     )
 
     def add_arguments(self, parser) -> None:
