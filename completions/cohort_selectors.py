@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, Model, Q, QuerySet
 
 from . import cohorts
 from .models import Study
@@ -19,7 +20,7 @@ class CohortRow:
     finished: int
 
 
-def cohort_rows(*, study: Study, people, base_url: str) -> list[CohortRow]:
+def cohort_rows(*, study: Study, people: QuerySet[Model, Any], base_url: str) -> list[CohortRow]:
     """One row per cohort of the study (the built-ins and the admin's labels), plus any label
     people still carry after the admin removed it. `people` is the study's raters or writers."""
     counts = {
