@@ -45,6 +45,10 @@ class DialogueContextFactory(factory.django.DjangoModelFactory):
     problem_type = "job crisis"
     source = "test"
 
+    class Params:
+        # The model's blank metadata, as an import of bare contexts leaves it.
+        bare = factory.Trait(emotion_type="", problem_type="", source="")
+
 
 class SystemFactory(factory.django.DjangoModelFactory):
     class Meta:
