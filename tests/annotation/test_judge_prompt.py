@@ -22,6 +22,7 @@ from tests.factories import (
     CompletionFactory,
     DialogueContextFactory,
     JudgmentFactory,
+    PairFactory,
     StudyFactory,
     SystemFactory,
 )
@@ -115,7 +116,7 @@ def test_the_judge_run_renders_every_unit_of_injected_pairs_with_two_reply_block
         context = DialogueContextFactory(
             study=study, turns=[*TURNS, {"speaker": "seeker", "text": attack}]
         )
-        Pair.objects.create(
+        PairFactory(
             study=study,
             context=context,
             completion_a=CompletionFactory(context=context, system=model, text=attack),

@@ -376,7 +376,7 @@ def test_the_export_includes_quality_checks_and_effective_exclusion(tmp_path):
     judgments_import(study=study, path=write(tmp_path / "in.jsonl", rows_for(4)))
     rater = RaterFactory(study=study, flagged=True)
     item = QualityCheckItemFactory(study=study)
-    Judgment.objects.create(
+    JudgmentFactory(
         study=study,
         quality_item=item,
         judge_kind="human",
@@ -385,6 +385,9 @@ def test_the_export_includes_quality_checks_and_effective_exclusion(tmp_path):
         winner="a",
         submitted_at=T0,
         quality_check=True,
+        strength=None,
+        strength_max=None,
+        shown_left="",
     )
     judgments_export(study=study, fmt="jsonl", path=tmp_path / "o.jsonl")
     rows = read_export(tmp_path / "o.jsonl", "jsonl")

@@ -27,6 +27,7 @@ from annotation.services import (
     rater_enter,
 )
 from annotation.views import REFUSED_NOTICES
+from tests.factories import AssignmentFactory
 from tests.factories.annotation import build_study
 
 TWO = [("s1", "f1", "model"), ("s2", "f2", "model"), ("s3", "f3", "model")]
@@ -34,7 +35,7 @@ TWO = [("s1", "f1", "model"), ("s2", "f2", "model"), ("s3", "f3", "model")]
 
 def _expired_lease(rater, pair: Pair, minutes_ago: int = 5) -> Assignment:
     past = timezone.now() - timedelta(minutes=minutes_ago)
-    return Assignment.objects.create(
+    return AssignmentFactory(
         rater=rater, pair=pair, position=0, shown_left="a", served_at=past, lease_expires_at=past
     )
 

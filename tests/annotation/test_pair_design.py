@@ -10,7 +10,13 @@ from django.db import IntegrityError, transaction
 from annotation import pair_design
 from annotation.models import Pair
 from annotation.services.pairs import pairs_design
-from tests.factories import CompletionFactory, DialogueContextFactory, StudyFactory, SystemFactory
+from tests.factories import (
+    CompletionFactory,
+    DialogueContextFactory,
+    PairFactory,
+    StudyFactory,
+    SystemFactory,
+)
 
 SYSTEMS = [f"s{i}" for i in range(6)]
 
@@ -124,7 +130,7 @@ def test_the_database_refuses_a_pair_across_contexts():
     b = two.completions.order_by("id").first()
     with pytest.raises(IntegrityError), transaction.atomic():
         # PostgreSQL checks the deferred composite foreign key at commit; SQLite's trigger at once.
-        Pair.objects.create(study=study, context=one, completion_a=a, completion_b=b)
+        PairFactory(study=study, context=one, completion_a=a, completion_b=b)
     assert not Pair.objects.exists()
 
 
@@ -133,7 +139,7 @@ def test_the_database_refuses_a_pair_in_reverse_order():
     study, _ = make_study(1, 2)
     a, b = study.contexts.get().completions.order_by("id")
     with pytest.raises(IntegrityError), transaction.atomic():
-        Pair.objects.create(study=study, context=a.context, completion_a=b, completion_b=a)
+        PairFactory(study=study, context=a.context, completion_a=b, completion_b=a)
 
 
 @pytest.mark.django_db

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Assignment, Judgment, QualityCheckItem, Rater
+from annotation.models import QualityCheckItem, Rater
 from annotation.quality import (
     RUBRIC,
     flag_reason,
@@ -16,6 +16,12 @@ from annotation.quality import (
     study_quality_update,
 )
 from annotation.services import assignment_next, judgment_submit, rater_consent, rater_enter
+from tests.factories import (
+    AssignmentFactory,
+    JudgmentFactory,
+    QualityCheckItemFactory,
+    RaterFactory,
+)
 from tests.factories.annotation import build_study
 
 pytestmark = pytest.mark.django_db
@@ -36,7 +42,7 @@ def test_seeding_from_the_rubric_makes_gold_and_attention_items_once():
 def _check_assignment(study, item, shown_left):
     rater = rater_consent(rater=rater_enter(study=study))
     now = timezone.now()
-    assignment = Assignment.objects.create(
+    assignment = AssignmentFactory(
         rater=rater,
         quality_item=item,
         shown_left=shown_left,
@@ -53,7 +59,7 @@ def _check_assignment(study, item, shown_left):
 )
 def test_gold_passes_on_the_better_reply_at_either_strength(shown_left, page_says, passed):
     study = build_study()
-    item = QualityCheckItem.objects.create(
+    item = QualityCheckItemFactory(
         study=study, kind="gold", turns=[], text_a="good", text_b="bad", expected="a"
     )
     rater, assignment = _check_assignment(study, item, shown_left)
@@ -73,7 +79,7 @@ def test_gold_passes_on_the_better_reply_at_either_strength(shown_left, page_say
 @pytest.mark.parametrize(("choice", "passed"), [(5, True), (4, False), (1, False)])
 def test_attention_passes_only_with_the_exact_scale_point(choice, passed):
     study = build_study()
-    item = QualityCheckItem.objects.create(
+    item = QualityCheckItemFactory(
         study=study,
         kind="attention",
         turns=[],
@@ -90,7 +96,7 @@ def test_attention_passes_only_with_the_exact_scale_point(choice, passed):
 def test_attention_items_keep_their_stored_order():
     study = build_study(n_contexts=1, items_per_rater=1, quality_check_rate=0.5)
     for _ in range(3):
-        QualityCheckItem.objects.create(
+        QualityCheckItemFactory(
             study=study,
             kind="attention",
             turns=[],
@@ -125,7 +131,7 @@ def test_flag_rules_follow_the_definition():
 def _human_judgments(study, rater, durations_s, checks=()):
     pairs = list(study.pairs.all())
     for pair, seconds in zip(pairs, durations_s, strict=False):
-        Judgment.objects.create(
+        JudgmentFactory(
             study=study,
             pair=pair,
             judge_kind="human",
@@ -136,9 +142,10 @@ def _human_judgments(study, rater, durations_s, checks=()):
             strength_max=2,
             duration_ms=seconds * 1000,
             submitted_at=pair.created_at,
+            shown_left="",
         )
     for item, passed in checks:
-        Judgment.objects.create(
+        JudgmentFactory(
             study=study,
             quality_item=item,
             judge_kind="human",
@@ -149,13 +156,16 @@ def _human_judgments(study, rater, durations_s, checks=()):
             passed_check=passed,
             submitted_at=item.study.created_at + timedelta(seconds=1),
             duration_ms=9000,
+            strength=None,
+            strength_max=None,
+            shown_left="",
         )
 
 
 def test_a_rater_failing_half_their_checks_is_flagged_and_excluded_reversibly():
     study = build_study()
     items = quality_items_seed_from_rubric(study=study)
-    rater = Rater.objects.create(study=study, pseudonym="r-careless")
+    rater = RaterFactory(study=study, pseudonym="r-careless", consented_at=None)
     _human_judgments(study, rater, [20, 20, 20], checks=[(items[0], True), (items[1], False)])
     rater_quality_update(rater=rater)
     assert rater.flagged and rater.excluded and "1 of 2" in rater.flag_reason
@@ -165,7 +175,7 @@ def test_a_rater_failing_half_their_checks_is_flagged_and_excluded_reversibly():
 
 def test_the_study_median_rule_flags_only_the_rushed_rater():
     study = build_study(n_contexts=2)
-    raters = [Rater.objects.create(study=study, pseudonym=f"r-{i}") for i in range(4)]
+    raters = [RaterFactory(study=study, pseudonym=f"r-{i}", consented_at=None) for i in range(4)]
     for rater, seconds in zip(raters, [20, 24, 30, 4], strict=True):
         _human_judgments(study, rater, [seconds] * 4)
     # Per-rater medians 20, 24, 30, 4 -> study median 22 s; 25 % of it is 5.5 s.

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Assignment, Judgment, Pair, QualityCheckItem
+from annotation.models import Assignment, Judgment, Pair
 from annotation.selectors import queue_plan
 from annotation.services import (
     AssignmentNotFound,
@@ -19,6 +19,7 @@ from annotation.services import (
     rater_consent,
     rater_enter,
 )
+from tests.factories import AssignmentFactory, QualityCheckItemFactory
 from tests.factories.annotation import build_study
 
 pytestmark = pytest.mark.django_db
@@ -208,7 +209,7 @@ def test_a_rater_stops_when_no_pair_has_room():
 def test_quality_checks_are_mixed_in_at_the_study_rate():
     study = build_study(n_contexts=4, quality_check_rate=0.2, items_per_rater=8)
     for i in range(4):
-        QualityCheckItem.objects.create(
+        QualityCheckItemFactory(
             study=study, kind="gold", turns=[], text_a=f"good {i}", text_b=f"bad {i}", expected="a"
         )
     rater = _rater(study)
@@ -228,7 +229,7 @@ def test_submit_and_next_renews_another_expired_lease_outside_the_submit_transac
     current = assignment_next(rater=rater)
     now = timezone.now()
     other_pair = study.pairs.exclude(pk=current.pair_id).first()
-    stale = Assignment.objects.create(
+    stale = AssignmentFactory(
         rater=rater,
         pair=other_pair,
         shown_left="a",

@@ -12,9 +12,10 @@ from playwright.sync_api import expect
 
 from annotation.models import Rater
 from annotation.services import SCALE
-from care.models import CareSettings, ContentNote, QualificationItem, RaterCare, Skip
+from care.models import CareSettings, RaterCare, Skip
 from care.selectors import care_forget
 from tests.conftest import assert_accessible
+from tests.factories import CareSettingsFactory, ContentNoteFactory, QualificationItemFactory
 from tests.factories.annotation import build_study, forbidden_strings
 from tests.factories.writing import build_writing_study
 from writing.services import writing_settings
@@ -28,9 +29,9 @@ WORSE = "Dogs die. You can get another one."
 
 def _study(**care):
     study = build_study(n_contexts=2, quality_check_rate=0, items_per_rater=3)
-    CareSettings.objects.create(study=study, qualification_enabled=True, **care)
+    CareSettingsFactory(study=study, qualification_enabled=True, **care)
     for phase, position in (("training", 0), ("qualification", 1), ("qualification", 2)):
-        QualificationItem.objects.create(
+        QualificationItemFactory(
             study=study,
             phase=phase,
             position=position,
@@ -40,7 +41,7 @@ def _study(**care):
             expected="a",
             explanation="it acknowledges the loss and asks about it.",
         )
-    ContentNote.objects.create(context=study.contexts.first(), text="Mentions losing a job.")
+    ContentNoteFactory(context=study.contexts.first(), text="Mentions losing a job.")
     care_forget(study=study)
     return study
 
@@ -169,7 +170,7 @@ def test_a_rater_skips_and_stops_without_javascript(browser, live_server):
 def test_a_writer_meets_a_note_skips_a_conversation_and_stops(page):
     study = build_writing_study(n_contexts=2)
     for context in study.contexts.all():
-        ContentNote.objects.create(context=context, text="Mentions a failed exam.")
+        ContentNoteFactory(context=context, text="Mentions a failed exam.")
     care_forget(study=study)
     invite = writing_settings(study).invite_token
     page.goto(f"/w/{invite}/")

@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from annotation.models import Judgment, Pair, Rater
 from completions import cohorts
 from tests.conftest import assert_accessible
+from tests.factories import RaterFactory
 from tests.factories.annotation import build_study
 from writing.services import writing_settings
 
@@ -21,9 +22,7 @@ ITEMS = 3
 def _crowd_judgments(study) -> None:
     """Two crowd raters who judged every pair (always the first reply)."""
     for n in range(2):
-        rater = Rater.objects.create(
-            study=study, pseudonym=f"r-crowd{n}", consented_at=timezone.now()
-        )
+        rater = RaterFactory(study=study, pseudonym=f"r-crowd{n}", consented_at=timezone.now())
         Judgment.objects.bulk_create(
             Judgment(study=study, pair=pair, judge_kind="human", rater=rater,
                      judge=rater.pseudonym, winner="a", strength=1, strength_max=2,

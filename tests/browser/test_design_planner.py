@@ -7,8 +7,8 @@ from django.contrib.auth.models import Group, User
 from playwright.sync_api import expect
 
 from completions.access import STUDY_ADMINS
-from ranking.models import DesignStatus
 from tests.conftest import DESKTOP, assert_accessible
+from tests.factories import DesignStatusFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PASSWORD = "correct horse battery"
@@ -36,7 +36,7 @@ def test_the_admin_plans_judgments_for_a_half_width(browser, live_server, admin_
     from tests.factories.annotation import build_study
 
     study = build_study(slug="plan-study", n_contexts=4)
-    DesignStatus.objects.create(
+    DesignStatusFactory(
         study=study,
         computed_at=timezone.now(),
         n_judgments=30,

@@ -11,9 +11,8 @@ from django.contrib.auth.models import Group, User
 from playwright.sync_api import expect
 
 from completions.access import STUDY_ADMINS
-from completions.models import Completion, System
-from llm.models import Endpoint, Run
 from tests.conftest import assert_accessible
+from tests.factories import CompletionFactory, EndpointFactory, RunFactory, SystemFactory
 from tests.factories.annotation import build_study
 from tests.studio.files import contexts_jsonl
 
@@ -110,7 +109,7 @@ def test_material_is_recognised_and_each_kind_shows_its_example(page, not_found,
 
 def test_the_llm_form_shows_the_fields_of_the_chosen_run(page, not_found, artifacts_dir):
     study = build_study(slug="llm-study", n_contexts=1)
-    Endpoint.objects.create(name="a-model", provider="openai", model="m", family="gpt")
+    EndpointFactory(name="a-model", provider="openai", model="m", family="gpt")
     _sign_in(page, f"/studio/{study.slug}/llm/")
     expect(page.get_by_role("link", name="Strategies")).to_be_visible()  # in the navigation
     page.select_option("#id_kind", "generate")
@@ -135,12 +134,12 @@ def test_the_llm_form_shows_the_fields_of_the_chosen_run(page, not_found, artifa
 
 def test_a_finished_generate_run_leads_to_its_replies_and_the_pairs(page, not_found):
     study = build_study(slug="gen-study", n_contexts=2)
-    model = Endpoint.objects.create(name="gen-model", provider="openai", model="m", family="gpt")
-    run = Run.objects.create(study=study, kind="generate", status="finished", plan={"units": 2})
+    model = EndpointFactory(name="gen-model", provider="openai", model="m", family="gpt")
+    run = RunFactory(study=study, kind="generate", status="finished", plan={"units": 2})
     run.endpoints.add(model)
-    system = System.objects.create(study=study, name="gen-model", family="gpt", kind="model")
+    system = SystemFactory(study=study, name="gen-model", family="gpt", kind="model")
     for context in study.contexts.all():
-        Completion.objects.create(
+        CompletionFactory(
             context=context, system=system, text=f"A kind reply to {context.external_id}.",
             provenance={"source": "llm_run", "run": run.pk},
         )  # fmt: skip

@@ -6,9 +6,10 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
-from annotation.models import Judgment, Pair, Rater
+from annotation.models import Pair, Rater
 from completions.access import STUDY_ADMINS
 from tests.conftest import assert_accessible
+from tests.factories import JudgmentFactory, RaterFactory
 from tests.factories.annotation import build_study
 
 pytestmark = [pytest.mark.browser]
@@ -18,17 +19,20 @@ PASSWORD = "correct horse battery"
 @pytest.fixture
 def study(transactional_db, postgres):
     study = build_study(slug="quality-study", n_contexts=2, quota=2)
-    careful = Rater.objects.create(study=study, pseudonym="r-careful", external_id="PROLIFIC-A")
-    hasty = Rater.objects.create(
+    careful = RaterFactory(
+        study=study, pseudonym="r-careful", external_id="PROLIFIC-A", consented_at=None
+    )
+    hasty = RaterFactory(
         study=study,
         pseudonym="r-hasty",
         external_id="PROLIFIC-B",
         flagged=True,
         flag_reason="failed 2 of 2 quality checks",
+        consented_at=None,
     )
     pair = Pair.objects.filter(study=study).order_by("pk").first()
     for rater in (careful, hasty):
-        Judgment.objects.create(
+        JudgmentFactory(
             study=study,
             pair=pair,
             rater=rater,

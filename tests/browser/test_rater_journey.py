@@ -8,8 +8,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotation.models import Assignment, Judgment, QualityCheckItem, Rater
+from annotation.models import Assignment, Judgment, Rater
 from tests.conftest import assert_accessible
+from tests.factories import QualityCheckItemFactory
 from tests.factories.annotation import build_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -25,7 +26,7 @@ def _study():
         axis_marks=True,
         prolific_redirect_url="https://app.prolific.com/x",
     )
-    QualityCheckItem.objects.create(
+    QualityCheckItemFactory(
         study=study,
         kind="attention",
         turns=[

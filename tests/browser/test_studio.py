@@ -14,8 +14,8 @@ from playwright.sync_api import expect
 from annotation.models import Judgment, Pair
 from completions.access import STUDY_ADMINS
 from completions.models import Study
-from studio.models import ImportJob
 from tests.conftest import DESKTOP, assert_accessible
+from tests.factories import ImportJobFactory
 from tests.studio.files import completions_jsonl, contexts_jsonl
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -48,11 +48,11 @@ def test_every_studio_page_is_accessible_and_fits_the_screen(page, admin_user, a
     from tests.factories.annotation import build_study
 
     study = build_study(slug="axe-study", n_contexts=2)
-    done = ImportJob.objects.create(
+    done = ImportJobFactory(
         study=study, kind="contexts", filename="c.jsonl", status="done",
         report=["lines read: 2", "contexts created: 2"],
     )  # fmt: skip
-    ImportJob.objects.create(study=study, kind="completions", filename="m.jsonl", stage="waiting")
+    ImportJobFactory(study=study, kind="completions", filename="m.jsonl", stage="waiting")
     _sign_in(page)
     base = "/studio/axe-study/"
     paths = ["/", "/studio/new/", base, f"{base}settings/", f"{base}material/", f"{base}pairs/",

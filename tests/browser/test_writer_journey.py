@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from completions.models import DialogueContext
 from tests.conftest import assert_accessible
+from tests.factories import WritingFactory
 from tests.factories.writing import GOOD_TEXT, build_writing_study
 from writing.models import Writing
 from writing.services import writer_enter, writing_settings
@@ -108,7 +109,7 @@ def test_a_second_writer_never_gets_a_full_or_already_written_context(
     full, *_rest = DialogueContext.objects.filter(study=study).order_by("id")
     now = timezone.now()
     for _ in range(2):  # two other writers have filled the first context
-        Writing.objects.create(
+        WritingFactory(
             study=study,
             writer=writer_enter(study=study),
             context=full,

@@ -7,10 +7,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Assignment, Judgment, Pair, Rater
+from annotation.models import Assignment, Judgment, Pair
 from annotation.quality import rater_quality_update
 from annotation.services import assignment_next
-from care.models import CareSettings, ContentNote, QualificationItem, RaterCare, Skip
+from care.models import ContentNote, QualificationItem, RaterCare, Skip
 from care.selectors import care_forget, content_notes, qualification_step, time_worked_rows
 from care.services import (
     assignment_skip,
@@ -22,6 +22,7 @@ from care.services import (
     writer_stop,
     writing_skip,
 )
+from tests.factories import CareSettingsFactory, RaterFactory, SystemFactory, WriterFactory
 from tests.factories.annotation import build_study
 from tests.factories.writing import build_writing_study
 from writing.models import Writer, Writing
@@ -32,7 +33,7 @@ pytestmark = pytest.mark.django_db
 
 def _rater(study, name="r1", minutes_ago=0):
     consented = timezone.now() - timedelta(minutes=minutes_ago)
-    return Rater.objects.create(
+    return RaterFactory(
         study=study,
         pseudonym=f"{name}-{study.pk}",
         external_id=f"PID-{name}",
@@ -80,7 +81,7 @@ def test_training_comes_first_and_a_rater_passes_with_enough_right_answers():
 
 def test_a_rater_below_the_threshold_fails_and_is_finished():
     study = build_study(n_contexts=1)
-    CareSettings.objects.create(study=study, pass_share=1.0)
+    CareSettingsFactory(study=study, pass_share=1.0)
     care_forget(study=study)
     qualification_items_seed_from_rubric(study=study)
     rater = _rater(study)
@@ -136,10 +137,9 @@ def test_stopping_records_the_time_worked_once_and_releases_the_item():
 
 
 def _writer(study, minutes_ago=0):
-    from completions.models import System
 
-    system = System.objects.create(study=study, name="writer-sys", kind="human")
-    writer = Writer.objects.create(study=study, system=system, pseudonym="w-care")
+    system = SystemFactory(study=study, name="writer-sys", kind="human", family="")
+    writer = WriterFactory(study=study, system=system, pseudonym="w-care")
     writer_consent(writer=writer)
     Writer.objects.filter(pk=writer.pk).update(
         consented_at=timezone.now() - timedelta(minutes=minutes_ago)

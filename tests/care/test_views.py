@@ -18,6 +18,7 @@ from care.hooks import SINCE_COOKIE
 from care.models import CareSettings, ContentNote, QualificationAnswer, Skip
 from care.selectors import care_forget
 from care.services import qualification_items_seed_from_rubric
+from tests.factories import CareSettingsFactory, ContentNoteFactory
 from tests.factories.annotation import build_study, forbidden_strings
 from tests.factories.writing import build_writing_study
 from writing.services import writing_settings
@@ -35,7 +36,7 @@ def _enter(client, study, pid="PID-care"):
 
 def _qualifying_study(**care):
     study = build_study(n_contexts=2, quality_check_rate=0, slug="qual")
-    CareSettings.objects.create(study=study, qualification_enabled=True, **care)
+    CareSettingsFactory(study=study, qualification_enabled=True, **care)
     care_forget(study=study)
     qualification_items_seed_from_rubric(study=study)
     return study
@@ -110,7 +111,7 @@ def test_a_failed_rater_may_be_asked_to_return_the_study_instead(client):
 def test_a_content_note_comes_before_the_item_and_a_skip_is_never_counted(client):
     study = build_study(n_contexts=1, quality_check_rate=0)
     context = study.contexts.get()
-    ContentNote.objects.create(context=context, text="Mentions losing a job.")
+    ContentNoteFactory(context=context, text="Mentions losing a job.")
     care_forget(study=study)
     rater = _enter(client, study)
     html = client.get(f"/r/{study.invite_token}/item/").content.decode()
@@ -144,7 +145,7 @@ def test_skip_and_stop_need_the_csrf_token_and_the_raters_own_cookie(client):
 
 def test_stop_now_ends_the_session_with_the_time_and_the_chosen_outcome(client):
     study = build_study(n_contexts=2, quality_check_rate=0)
-    CareSettings.objects.create(study=study, stop_outcome="completion")
+    CareSettingsFactory(study=study, stop_outcome="completion")
     care_forget(study=study)
     rater = _enter(client, study)
     client.get(f"/r/{study.invite_token}/item/")
@@ -159,7 +160,7 @@ def test_stop_now_ends_the_session_with_the_time_and_the_chosen_outcome(client):
 
 def test_the_break_prompt_follows_the_time_on_task_and_a_break_resets_it(client):
     study = build_study(n_contexts=1, quality_check_rate=0)
-    CareSettings.objects.create(study=study, break_after_minutes=20)
+    CareSettingsFactory(study=study, break_after_minutes=20)
     care_forget(study=study)
     _enter(client, study)
     first = client.get(f"/r/{study.invite_token}/item/")
@@ -188,8 +189,8 @@ def test_the_round_trip_gains_no_query_with_notes_and_a_break_due(
 ):
     study = build_study(n_contexts=3, quality_check_rate=0)
     for context in study.contexts.all():
-        ContentNote.objects.create(context=context, text="Touches on grief.")
-    CareSettings.objects.create(study=study, break_after_minutes=1, qualification_enabled=False)
+        ContentNoteFactory(context=context, text="Touches on grief.")
+    CareSettingsFactory(study=study, break_after_minutes=1, qualification_enabled=False)
     care_forget(study=study)
     rater = _enter(client, study)
     client.get(f"/r/{study.invite_token}/item/")
@@ -213,7 +214,7 @@ def _writer_enter(client, study):
 def test_a_writer_meets_a_note_skips_finds_support_and_stops(client):
     study = build_writing_study(n_contexts=2)
     first = study.contexts.order_by("pk").first()
-    ContentNote.objects.create(context=first, text="Mentions a divorce.")
+    ContentNoteFactory(context=first, text="Mentions a divorce.")
     care_forget(study=study)
     invite = _writer_enter(client, study)
     page = client.get(f"/w/{invite}/write/").content.decode()
@@ -279,7 +280,7 @@ def test_the_studio_care_page_is_for_study_admins_only(client):
 
 def test_qualification_on_without_items_lets_raters_through(client):
     study = build_study(n_contexts=1, quality_check_rate=0, slug="no-items")
-    CareSettings.objects.create(study=study, qualification_enabled=True)
+    CareSettingsFactory(study=study, qualification_enabled=True)
     care_forget(study=study)
     rater = _enter(client, study)
     response = client.get(f"/r/{study.invite_token}/item/", follow=True)
@@ -303,7 +304,7 @@ def test_a_writers_skip_and_stop_need_the_csrf_token_and_their_own_link(client):
 
 def test_a_writer_is_prompted_to_take_a_break_after_the_set_time(client):
     study = build_writing_study(n_contexts=1)
-    CareSettings.objects.create(study=study, break_after_minutes=30)
+    CareSettingsFactory(study=study, break_after_minutes=30)
     care_forget(study=study)
     invite = _writer_enter(client, study)
     first = client.get(f"/w/{invite}/write/")

@@ -10,7 +10,7 @@ from django.urls import reverse
 from annotation.models import Rater
 from completions import cohorts
 from studio.forms import StudyEditForm
-from tests.factories import StudyFactory
+from tests.factories import RaterFactory, StudyFactory
 from tests.factories.annotation import build_study
 from tests.factories.writing import build_writing_study
 from writing.models import Writer
@@ -120,9 +120,9 @@ def test_the_studio_shows_cohort_links_and_sizes(client):
     study = build_study(quality_check_rate=0)
     study.cohort_labels = "student"
     study.save()
-    Rater.objects.create(study=study, pseudonym="r-c1", cohort="clinician")
-    Rater.objects.create(study=study, pseudonym="r-c2", cohort="clinician")
-    Rater.objects.create(study=study, pseudonym="r-w1")
+    RaterFactory(study=study, pseudonym="r-c1", cohort="clinician", consented_at=None)
+    RaterFactory(study=study, pseudonym="r-c2", cohort="clinician", consented_at=None)
+    RaterFactory(study=study, pseudonym="r-w1", consented_at=None)
     boss = get_user_model().objects.create_superuser("boss", "boss@example.org", "pw")
     client.force_login(boss)
     html = client.get(reverse("studio:raters", args=[study.slug])).content.decode()

@@ -16,8 +16,8 @@ from annotation.models import Assignment, Rater
 from core.enqueue import enqueue
 from llm import services as llm_services
 from llm.executor import run_execute
-from llm.models import Run, RunStatus, Unit
-from tests.factories import StudyFactory
+from llm.models import RunStatus, Unit
+from tests.factories import RunFactory, StudyFactory, UnitFactory
 from tests.factories.annotation import build_study, forbidden_strings
 from tests.factories.llm import endpoint, study_with_pairs
 
@@ -141,12 +141,12 @@ def test_celery_queue_lengths_are_read_from_the_redis_broker(metrics_on):
 def test_llm_run_progress_is_shown_per_kind_for_running_runs(metrics_on, fake_llm):
     study = StudyFactory()
     judge = endpoint(fake_llm, "metrics-judge")
-    running = Run.objects.create(study=study, kind="judge", status=RunStatus.RUNNING)
-    finished = Run.objects.create(study=study, kind="label", status=RunStatus.FINISHED)
+    running = RunFactory(study=study, kind="judge", status=RunStatus.RUNNING)
+    finished = RunFactory(study=study, kind="label", status=RunStatus.FINISHED)
     statuses = ["done", "done", "failed", "invalid", "pending", "in_flight"]
     for i, status in enumerate(statuses):
-        Unit.objects.create(run=running, key=f"u{i}", endpoint=judge, status=status)
-        Unit.objects.create(run=finished, key=f"u{i}", endpoint=judge, status="done")
+        UnitFactory(run=running, key=f"u{i}", endpoint=judge, status=status)
+        UnitFactory(run=finished, key=f"u{i}", endpoint=judge, status="done")
     samples = _scrape()
     units = {
         status: _value(samples, "heart_llm_running_units", kind="judge", status=status)

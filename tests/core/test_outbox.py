@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from core.enqueue import deferred_tasks_publish, enqueue
 from core.models import DeferredTask
-from llm.models import Endpoint, Run
+from llm.models import Run
 from ranking import services as ranking_services
 from ranking.models import RefitJob
 from ranking.tasks import refit_jobs_resume_stalled
@@ -28,7 +28,7 @@ from studio import services as studio_services
 from studio.models import ImportJob
 from studio.tasks import import_jobs_resume_stalled
 from tests.core.test_faults import CLOSED, _celery_broker
-from tests.factories import StudyFactory
+from tests.factories import EndpointFactory, ImportJobFactory, RefitJobFactory, StudyFactory
 from tests.factories.llm import study_with_pairs
 from tests.studio.files import contexts_jsonl
 
@@ -106,7 +106,7 @@ def test_a_run_launch_with_the_broker_down_answers_normally_and_is_kept(
     admin_client, broker_down, django_capture_on_commit_callbacks
 ):
     study = study_with_pairs(1)
-    judge = Endpoint.objects.create(
+    judge = EndpointFactory(
         name="judge-gpt", provider="openai", model="m", family="gpt", base_url="http://x/v1"
     )
     admin_client.post(f"/studio/{study.slug}/llm/plan/", {"kind": "judge", "endpoints": [judge.pk]})
@@ -144,7 +144,7 @@ def test_beat_publishes_what_waited_once_the_broker_is_back(settings):
 
 def test_an_import_that_raises_ends_failed_with_its_reason(monkeypatch):
     study = study_with_pairs(1)
-    job = ImportJob.objects.create(study=study, kind="contexts", filename="c.jsonl", data=b"{}")
+    job = ImportJobFactory(study=study, kind="contexts", filename="c.jsonl", data=b"{}")
 
     def explode(study, path):
         raise RuntimeError("disk on fire")
@@ -174,13 +174,13 @@ def test_a_refit_that_raises_ends_failed_and_the_history_page_says_why(admin_cli
 def test_jobs_left_running_by_a_dead_worker_are_run_again():
     study = StudyFactory()
     lapsed = timezone.now() - timedelta(seconds=5)
-    imp = ImportJob.objects.create(
+    imp = ImportJobFactory(
         study=study, kind="contexts", filename="c.jsonl", data=contexts_jsonl(), status="running"
     )
     ImportJob.objects.filter(pk=imp.pk).update(lease_until=lapsed)
-    refit = RefitJob.objects.create(study=study, trigger="nightly", status="running")
+    refit = RefitJobFactory(study=study, trigger="nightly", status="running")
     RefitJob.objects.filter(pk=refit.pk).update(lease_until=lapsed)
-    alive = RefitJob.objects.create(study=study, trigger="manual", status="running")
+    alive = RefitJobFactory(study=study, trigger="manual", status="running")
     RefitJob.objects.filter(pk=alive.pk).update(lease_until=timezone.now() + timedelta(minutes=1))
     # What beat runs every minute (eager here: runs at once).
     assert import_jobs_resume_stalled() == [imp.pk]
@@ -198,6 +198,6 @@ def test_a_job_is_claimed_once():
     from core.jobs import job_claim
 
     study = study_with_pairs(1)
-    job = RefitJob.objects.create(study=study, trigger="manual")
+    job = RefitJobFactory(study=study, trigger="manual")
     assert job_claim(RefitJob, job.pk) is True
     assert job_claim(RefitJob, job.pk) is False  # running, lease held

@@ -7,8 +7,14 @@ from itertools import combinations
 
 from django.contrib.auth import get_user_model
 
-from annotation.models import Pair
-from completions.models import Completion, DialogueContext, Study, System
+from completions.models import Study
+from tests.factories import (
+    CompletionFactory,
+    DialogueContextFactory,
+    PairFactory,
+    StudyFactory,
+    SystemFactory,
+)
 
 # Distinctive strings: none of them may ever reach a rater's browser.
 SYSTEMS = [
@@ -29,7 +35,7 @@ TURNS = [
 
 def build_study(*, n_contexts: int = 3, quota: int = 5, systems=SYSTEMS, **study_fields) -> Study:
     """A study with `n_contexts` contexts, one completion per system each, all pairs."""
-    study = Study.objects.create(
+    study = StudyFactory(
         slug=study_fields.pop("slug", "blind-study"),
         name="Rater test study",
         judgments_per_pair=quota,
@@ -38,17 +44,15 @@ def build_study(*, n_contexts: int = 3, quota: int = 5, systems=SYSTEMS, **study
     )
     writer, _ = get_user_model().objects.get_or_create(username=WRITER_USERNAME)
     system_rows = [
-        System.objects.create(study=study, name=name, family=family, kind=kind)
+        SystemFactory(study=study, name=name, family=family, kind=kind)
         for name, family, kind in systems
     ]
     for i in range(n_contexts):
-        context = DialogueContext.objects.create(
-            study=study,
-            external_id=f"esconv-secret-ctx-{i}",
-            turns=TURNS,
+        context = DialogueContextFactory(
+            study=study, external_id=f"esconv-secret-ctx-{i}", turns=TURNS, bare=True
         )
         completions = [
-            Completion.objects.create(
+            CompletionFactory(
                 context=context,
                 system=system,
                 writer=writer if system.kind == "human" and i == 0 else None,
@@ -57,9 +61,7 @@ def build_study(*, n_contexts: int = 3, quota: int = 5, systems=SYSTEMS, **study
             for j, system in enumerate(system_rows)
         ]
         for a, b in combinations(sorted(completions, key=lambda c: c.pk), 2):
-            Pair.objects.create(
-                study=study, context=context, completion_a=a, completion_b=b, quota=quota
-            )
+            PairFactory(study=study, context=context, completion_a=a, completion_b=b, quota=quota)
     return study
 
 

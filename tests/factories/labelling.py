@@ -12,7 +12,12 @@ from completions.models import Completion, Study
 from labelling import services
 from labelling.access import LABELLERS
 from labelling.models import LabelSet
-from tests.factories import DialogueContextFactory, StudyFactory, SystemFactory
+from tests.factories import (
+    CompletionFactory,
+    DialogueContextFactory,
+    StudyFactory,
+    SystemFactory,
+)
 
 PASSWORD = "correct horse battery"
 SYSTEM_NAMES = ("gpt-secret-model", "claude-secret-model", "writer-secret-human")
@@ -28,7 +33,7 @@ def build_labelled_study(slug: str = "strat", n_contexts: int = 4) -> Study:
     for i in range(n_contexts):
         context = DialogueContextFactory(study=study, external_id=f"ctx-{i}")
         for j, system in enumerate(systems):
-            Completion.objects.create(
+            CompletionFactory(
                 context=context,
                 system=system,
                 text=f"It sounds like you're overwhelmed ({i}.{j}). You've shown resilience.",

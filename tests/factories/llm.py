@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from annotation.models import Pair
-from llm.models import Endpoint
-from tests.factories import CompletionFactory, DialogueContextFactory, StudyFactory, SystemFactory
+from tests.factories import (
+    CompletionFactory,
+    DialogueContextFactory,
+    EndpointFactory,
+    PairFactory,
+    StudyFactory,
+    SystemFactory,
+)
 
 SYSTEMS = [("gpt-x", "gpt"), ("claude-x", "claude"), ("llama-x", "llama"), ("humans", "")]
 TEXTS = {
@@ -20,7 +25,7 @@ TEXTS = {
 def endpoint(server, name: str, *, family: str = "gpt", provider: str = "openai", **fields):
     model = fields.pop("model", name)
     base = server.url + ("/v1" if provider == "openai" else "")
-    return Endpoint.objects.create(
+    return EndpointFactory(
         name=name,
         provider=provider,
         model=model,
@@ -50,5 +55,5 @@ def study_with_pairs(n_contexts: int = 2, systems=SYSTEMS):
             for name, _ in systems
         ]
         for a, b in combinations(sorted(completions, key=lambda c: c.pk), 2):
-            Pair.objects.create(study=study, context=context, completion_a=a, completion_b=b)
+            PairFactory(study=study, context=context, completion_a=a, completion_b=b)
     return study

@@ -17,9 +17,12 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 
 from annotation.models import Judgment, Pair
-from completions.models import Completion, DialogueContext, Study, System
+from completions.models import DialogueContext, Study, System
 from tests.factories import (
+    CompletionFactory,
     DialogueContextFactory,
+    JudgmentFactory,
+    PairFactory,
     QualityCheckItemFactory,
     RaterFactory,
     StudyFactory,
@@ -57,7 +60,7 @@ def judge(
     family: str = "",
 ) -> Judgment:
     winner = "tie" if winner_system is None else built.side(i, winner_system)
-    return Judgment.objects.create(
+    return JudgmentFactory(
         study=built.study,
         pair=built.pairs[i],
         judge_kind=kind,
@@ -82,13 +85,13 @@ def build_study(*, slug: str | None = None) -> Built:
     for i in range(4):
         context = DialogueContextFactory(study=study, adversarial=i >= 2)
         first, second = (x, y) if i < 2 else (y, x)
-        c1 = Completion.objects.create(
+        c1 = CompletionFactory(
             context=context,
             system=first,
             text=f"first {i}",
             metadata={"strategies": ["Affirmation"]},
         )
-        c2 = Completion.objects.create(
+        c2 = CompletionFactory(
             context=context,
             system=second,
             text=f"second {i}",
@@ -96,7 +99,7 @@ def build_study(*, slug: str | None = None) -> Built:
         )
         built.contexts.append(context)
         built.pairs.append(
-            Pair.objects.create(study=study, context=context, completion_a=c1, completion_b=c2)
+            PairFactory(study=study, context=context, completion_a=c1, completion_b=c2)
         )
         built.x_side.append("a" if i < 2 else "b")
     return built
@@ -118,9 +121,10 @@ def add_noise_that_must_not_count(built: Built) -> None:
     for i in range(4):
         judge(built, i, Y, judge=checker.pseudonym, rater=checker, quality_check=True)
     item = QualityCheckItemFactory(study=built.study)
-    Judgment.objects.create(
+    JudgmentFactory(
         study=built.study,
         quality_item=item,
+        shown_left="",
         judge_kind="human",
         rater=checker,
         judge=checker.pseudonym,

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from completions.models import Completion, DialogueContext, Study, System
+from completions.models import Study
+from tests.factories import (
+    CompletionFactory,
+    DialogueContextFactory,
+    StudyFactory,
+    SystemFactory,
+)
 from writing.services import writing_contexts_open, writing_settings
 
 TURNS = [
@@ -18,13 +24,15 @@ GOOD_TEXT = (
 def build_writing_study(
     *, n_contexts: int = 3, per_context: int = 3, slug: str = "write-study", **settings
 ) -> Study:
-    study = Study.objects.create(slug=slug, name="Writing study", writers_per_context=per_context)
-    model = System.objects.create(study=study, name="zorblax-gpt-9", family="famgpt", kind="model")
+    study = StudyFactory(
+        slug=slug, name="Writing study", writers_per_context=per_context, status="draft"
+    )
+    model = SystemFactory(study=study, name="zorblax-gpt-9", family="famgpt", kind="model")
     for i in range(n_contexts):
-        context = DialogueContext.objects.create(
-            study=study, external_id=f"ctx-secret-{i}", turns=TURNS
+        context = DialogueContextFactory(
+            study=study, external_id=f"ctx-secret-{i}", turns=TURNS, bare=True
         )
-        Completion.objects.create(context=context, system=model, text=f"Model reply {i}.")
+        CompletionFactory(context=context, system=model, text=f"Model reply {i}.")
     ws = writing_settings(study)
     ws.enabled = True
     ws.save()

@@ -27,14 +27,14 @@ def test_it_refuses_a_pair_whose_completions_come_from_different_contexts():
     first = CompletionFactory(context=one)
     stranger = CompletionFactory(context=other)
     with pytest.raises(IntegrityError), transaction.atomic():
-        Pair.objects.create(study=study, context=one, completion_a=first, completion_b=stranger)
+        PairFactory(study=study, context=one, completion_a=first, completion_b=stranger)
     assert not Pair.objects.exists()
 
 
 def test_it_refuses_a_pair_stored_out_of_canonical_order():
     pair = PairFactory()
     with pytest.raises(IntegrityError), transaction.atomic():
-        Pair.objects.create(
+        PairFactory(
             study=pair.study,
             context=pair.context,
             completion_a=pair.completion_b,
@@ -78,8 +78,16 @@ def test_a_tie_carries_no_strength_and_strength_needs_a_scale():
 def test_a_judgment_is_on_a_pair_or_a_quality_check_never_both_nor_neither():
     pair = PairFactory()
     with pytest.raises(IntegrityError), transaction.atomic():
-        Judgment.objects.create(
-            study=pair.study, judge="x", judge_kind="human", winner="a", submitted_at=timezone.now()
+        JudgmentFactory(
+            study=pair.study,
+            judge="x",
+            judge_kind="human",
+            winner="a",
+            submitted_at=timezone.now(),
+            pair=None,
+            strength=None,
+            strength_max=None,
+            shown_left="",
         )
 
 

@@ -27,8 +27,13 @@ from completions.access import STUDY_ADMINS, WRITERS
 from completions.models import Completion
 from labelling.access import LABELLERS
 from labelling.services import sample_create
-from llm.models import Endpoint, Run, Unit
-from studio.models import ImportJob, ReleaseHold
+from tests.factories import (
+    EndpointFactory,
+    ImportJobFactory,
+    ReleaseHoldFactory,
+    RunFactory,
+    UnitFactory,
+)
 from tests.factories.annotation import build_study
 from writing.services import (
     writer_consent,
@@ -167,9 +172,9 @@ def fixture() -> dict:
     writer_user = get_user_model().objects.create_user("walk-writer", password="pw")
     writer_user.groups.add(Group.objects.get_or_create(name=WRITERS)[0])
     writer = writer_consent(writer=writer_enter(study=study, user=writer_user))
-    llm_run = Run.objects.create(study=study, kind="judge")
-    endpoint = Endpoint.objects.create(name="walk", provider="openai", model="m", family="f")
-    llm_unit = Unit.objects.create(
+    llm_run = RunFactory(study=study, kind="judge")
+    endpoint = EndpointFactory(name="walk", provider="openai", model="m", family="f")
+    llm_unit = UnitFactory(
         run=llm_run, key="walk", endpoint=endpoint, status="invalid", raw_reply="not JSON"
     )
     return {
@@ -179,11 +184,11 @@ def fixture() -> dict:
         "writing_settings": ws,
         "writer_user": writer_user,
         "writing": writing_next(writer=writer),
-        "import_job": ImportJob.objects.create(study=study, kind="contexts", filename="c.jsonl"),
+        "import_job": ImportJobFactory(study=study, kind="contexts", filename="c.jsonl"),
         "llm_run": llm_run,
         "llm_unit": llm_unit,
         "sample": sample_create(study=study, size=2),
-        "release_hold": ReleaseHold.objects.create(
+        "release_hold": ReleaseHoldFactory(
             study=study,
             kind="writer_text",
             completion=Completion.objects.filter(context__study=study).first(),

@@ -9,8 +9,9 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from completions.models import DialogueContext, Study
+from completions.models import DialogueContext
 from studio.models import ImportJob
+from tests.factories import StudyFactory
 from tests.studio.files import bad_contexts_jsonl, contexts_jsonl
 
 pytestmark = pytest.mark.integration
@@ -29,7 +30,7 @@ def _wait_until_finished(job: ImportJob, timeout: float = 30.0) -> ImportJob:
 def test_a_real_worker_imports_an_upload_and_the_page_follows(
     client, transactional_db, celery_live
 ):
-    study = Study.objects.create(slug="worker-import", name="Worker import")
+    study = StudyFactory(slug="worker-import", name="Worker import", status="draft")
     admin = get_user_model().objects.create_superuser("boss", "boss@example.org", "pw")
     client.force_login(admin)
     url = reverse("studio:material", args=[study.slug])

@@ -20,13 +20,14 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Judgment
-from completions.models import DialogueContext, Study
+from completions.models import DialogueContext
 from core.enqueue import deferred_tasks_publish, enqueue
 from core.models import DeferredTask
 from studio.models import ImportJob
 from studio.tasks import import_jobs_resume_stalled
 from tests.conftest import ROOT
 from tests.core.test_faults import CLOSED, _celery_broker
+from tests.factories import ImportJobFactory, StudyFactory
 from tests.studio.files import contexts_jsonl
 
 pytestmark = pytest.mark.integration
@@ -45,7 +46,7 @@ def _wait(predicate, timeout: float, what: str):
 def test_an_upload_while_the_broker_is_down_is_imported_once_it_is_back(
     transactional_db, celery_live
 ):
-    study = Study.objects.create(slug="broker-down-upload", name="Broker down")
+    study = StudyFactory(slug="broker-down-upload", name="Broker down", status="draft")
     client = Client()
     client.force_login(get_user_model().objects.create_superuser("boss", "b@example.org", "pw"))
     with _celery_broker(CLOSED):
@@ -105,9 +106,9 @@ def test_an_import_whose_worker_is_killed_mid_run_is_redone_once(transactional_d
         DJANGO_SETTINGS_MODULE="heart_site.settings_test",
         JOB_LEASE_SECONDS="2",  # the killed worker's lease lapses 2 s after its last renewal
     )
-    study = Study.objects.create(slug="killed-import", name="Killed import")
+    study = StudyFactory(slug="killed-import", name="Killed import", status="draft")
     data = _judgments_file(contexts=1000, judges=50)  # 150,000 lines
-    job = ImportJob.objects.create(
+    job = ImportJobFactory(
         study=study, kind="judgments", filename="j.jsonl", size=len(data), data=data
     )
     doomed = _worker(env)

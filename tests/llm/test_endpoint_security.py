@@ -22,6 +22,7 @@ from completions.access import STUDY_ADMINS
 from llm.executor import run_execute
 from llm.models import Endpoint, Run, UnitStatus
 from llm.services import run_plan, run_start
+from tests.factories import EndpointFactory
 from tests.factories.llm import study_with_pairs
 from tests.llm.listener import Listener
 
@@ -145,7 +146,7 @@ def test_a_row_from_before_naming_a_server_secret_is_refused_when_called(listene
     # What an endpoint saved before these rules looks like (the migration clears such rows;
     # a restored backup would bring one back).
     study = study_with_pairs(1)
-    legacy = Endpoint.objects.create(
+    legacy = EndpointFactory(
         name="legacy", provider="openai", model="m", family="f", base_url=listener.url + "/v1",
         api_key_env="SECRET_KEY", max_retries=0, timeout_s=5,
     )  # fmt: skip
@@ -160,7 +161,7 @@ def test_a_row_from_before_naming_a_server_secret_is_refused_when_called(listene
 
 def test_another_studys_endpoint_is_invisible_and_unusable(client, listener):
     theirs, ours = study_with_pairs(1), study_with_pairs(1)
-    other = Endpoint.objects.create(
+    other = EndpointFactory(
         name="theirs", study=theirs, provider="openai", model="m", family="f",
         base_url=listener.url + "/v1", max_retries=0,
     )  # fmt: skip

@@ -16,6 +16,7 @@ from llm.executor import run_execute
 from llm.hosts import HostPolicy, is_public
 from llm.models import Endpoint, UnitStatus
 from llm.services import EndpointError, endpoint_check, run_plan, run_start
+from tests.factories import EndpointFactory
 from tests.factories.llm import study_with_pairs
 from tests.llm.listener import Listener
 
@@ -118,7 +119,7 @@ def _run_against(endpoint: Endpoint):
 
 def _endpoint(base_url: str) -> Endpoint:
     """A row as it could be in the database (saved when its name meant something else)."""
-    return Endpoint.objects.create(
+    return EndpointFactory(
         name="probe", provider="openai", model="m", family="f", base_url=base_url,
         max_retries=1, timeout_s=5,
     )  # fmt: skip

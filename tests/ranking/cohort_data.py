@@ -7,7 +7,14 @@ from django.utils import timezone
 
 from annotation.models import Judgment, Pair
 from completions.models import Completion, Study
-from tests.factories import DialogueContextFactory, RaterFactory, StudyFactory, SystemFactory
+from tests.factories import (
+    CompletionFactory,
+    DialogueContextFactory,
+    PairFactory,
+    RaterFactory,
+    StudyFactory,
+    SystemFactory,
+)
 from tests.ranking.test_cohorts import SYSTEMS, synthetic
 
 
@@ -25,10 +32,10 @@ def build_cohort_study(*, slug: str = "cohorts", items: int = 60) -> Study:
         contexts.setdefault(ctx, DialogueContextFactory(study=study))
         for name in SYSTEMS:  # in SYSTEMS order: system_a always gets the smaller id
             if (ctx, name) not in completions:
-                completions[ctx, name] = Completion.objects.create(
+                completions[ctx, name] = CompletionFactory(
                     context=contexts[ctx], system=systems[name], text=f"{name} on {ctx}"
                 )
-        pairs[item] = Pair.objects.create(
+        pairs[item] = PairFactory(
             study=study,
             context=contexts[ctx],
             completion_a=completions[ctx, sa],

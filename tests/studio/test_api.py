@@ -19,7 +19,7 @@ from annotation.judgment_io import judgments_import
 from annotation.models import Judgment
 from completions.access import STUDY_ADMINS, WRITERS
 from llm.models import Run
-from tests.factories import RaterFactory, StudyFactory
+from tests.factories import RaterFactory, RunFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -71,7 +71,7 @@ def world(tmp_path):
     judgments_import(study=other, path=path)
     admin = _study_admin("admin", study)
     _study_admin("other-admin", other)
-    Run.objects.create(study=study, kind="judge")
+    RunFactory(study=study, kind="judge")
     return study, admin
 
 

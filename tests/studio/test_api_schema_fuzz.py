@@ -20,8 +20,7 @@ from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 
 from annotation.judgment_io import judgments_import
-from llm.models import Run
-from tests.factories import StudyFactory
+from tests.factories import RunFactory, StudyFactory
 
 SAMPLES = Path(__file__).parents[1] / "annotation" / "samples"
 SLUG = "fuzzed"
@@ -32,7 +31,7 @@ EXAMPLES = 25
 def api_schema(db, tmp_path, settings_override):
     study = StudyFactory(slug=SLUG)
     judgments_import(study=study, path=SAMPLES / "arena_battles.json", fmt="arena")
-    run = Run.objects.create(study=study, kind="judge")
+    run = RunFactory(study=study, kind="judge")
     user = User.objects.create_superuser("fuzzer", password="pw")
     token = Token.objects.create(user=user)
     # As Django's test client does: requests must not close the test's connection.

@@ -14,9 +14,10 @@ from django.test import Client
 from django.urls import reverse
 
 from completions.esconv import EsconvFormatError, screen_corpus
-from completions.models import Completion, DialogueContext, Study
+from completions.models import Completion, DialogueContext
 from studio.material_formats import EXAMPLES, detect_kind
 from studio.models import ImportJob
+from tests.factories import StudyFactory
 
 from .files import completions_jsonl, contexts_jsonl
 
@@ -34,7 +35,7 @@ def admin_client(client):
 
 @pytest.fixture
 def study():
-    return Study.objects.create(slug="s1", name="Study one")
+    return StudyFactory(slug="s1", name="Study one", status="draft")
 
 
 def _upload(client, kind: str, name: str, content: bytes):

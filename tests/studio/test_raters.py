@@ -10,7 +10,8 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Judgment, Pair, Rater
+from annotation.models import Pair, Rater
+from tests.factories import JudgmentFactory, RaterFactory
 from tests.factories.annotation import build_study
 
 pytestmark = pytest.mark.django_db
@@ -26,14 +27,14 @@ def admin_client(client):
 @pytest.fixture
 def study():
     study = build_study(quality_check_rate=0)
-    done = Rater.objects.create(
+    done = RaterFactory(
         study=study,
         pseudonym="r-done",
         external_id="PID-DONE",
         consented_at=timezone.now(),
         finished_at=timezone.now(),
     )
-    Rater.objects.create(
+    RaterFactory(
         study=study,
         pseudonym="r-flagged",
         external_id="=HYPERLINK(1)",
@@ -41,9 +42,9 @@ def study():
         flag_reason="failed 2 of 2 quality checks",
         consented_at=timezone.now(),
     )
-    Rater.objects.create(study=study, pseudonym="r-invite")  # no panel id
+    RaterFactory(study=study, pseudonym="r-invite", consented_at=None)  # no panel id
     for pair in Pair.objects.filter(study=study)[:2]:
-        Judgment.objects.create(
+        JudgmentFactory(
             study=study,
             pair=pair,
             rater=done,
@@ -54,6 +55,7 @@ def study():
             strength_max=2,
             duration_ms=90_000,
             submitted_at=timezone.now(),
+            shown_left="",
         )
     return study
 

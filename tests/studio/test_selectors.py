@@ -6,9 +6,14 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Pair, Rater
-from completions.models import DialogueContext, Study
 from studio.selectors import checklist_rows, next_step_row, study_checklist
-from tests.factories import JudgmentFactory
+from tests.factories import (
+    DialogueContextFactory,
+    JudgmentFactory,
+    RaterFactory,
+    RunFactory,
+    StudyFactory,
+)
 from tests.factories.annotation import build_study
 
 pytestmark = pytest.mark.django_db
@@ -19,18 +24,18 @@ def _by_key(study):
 
 
 def test_an_empty_study_starts_with_its_material():
-    study = Study.objects.create(slug="empty", name="Empty")
+    study = StudyFactory(slug="empty", name="Empty", status="draft")
     rows = study_checklist(study=study)
     assert next_step_row(rows).key == "contexts"
-    DialogueContext.objects.create(study=study, external_id="c1", turns=[])
+    DialogueContextFactory(study=study, external_id="c1", turns=[], bare=True)
     assert next_step_row(study_checklist(study=study)).key == "systems"
 
 
 def test_an_empty_studys_raters_are_never_done_and_it_opens_only_with_pairs():
-    study = Study.objects.create(slug="empty", name="Empty")
+    study = StudyFactory(slug="empty", name="Empty", status="draft")
     assert study.status == "draft"  # new studies start as drafts
     # A rater who followed the link of the empty study was told to return it: finished.
-    Rater.objects.create(study=study, pseudonym="r-gone", finished_at=timezone.now())
+    RaterFactory(study=study, pseudonym="r-gone", finished_at=timezone.now(), consented_at=None)
     rows = _by_key(study)
     assert not rows["raters"].done and rows["raters"].count == 0
     assert not rows["open"].done and rows["open"].detail.startswith("draft")
@@ -39,11 +44,11 @@ def test_an_empty_studys_raters_are_never_done_and_it_opens_only_with_pairs():
 
 def test_counts_follow_pairs_raters_and_judgments():
     study = build_study(n_contexts=2, quota=1, writers_per_context=1)
-    Rater.objects.create(study=study, pseudonym="r-a", consented_at=timezone.now())
-    Rater.objects.create(
+    RaterFactory(study=study, pseudonym="r-a", consented_at=timezone.now())
+    RaterFactory(
         study=study, pseudonym="r-b", consented_at=timezone.now(), finished_at=timezone.now()
     )
-    Rater.objects.create(study=study, pseudonym="r-c", flagged=True)
+    RaterFactory(study=study, pseudonym="r-c", flagged=True, consented_at=None)
     rows = _by_key(study)
     assert (rows["contexts"].count, rows["systems"].count, rows["completions"].count) == (2, 3, 6)
     assert rows["human_completions"].count == 2 and rows["human_completions"].target == 2
@@ -66,11 +71,10 @@ def test_counts_follow_pairs_raters_and_judgments():
 
 
 def test_llm_runs_and_writers_have_rows_of_their_own():
-    from llm.models import Run
 
     study = build_study(n_contexts=2, quota=1, writers_per_context=1)
-    Run.objects.create(study=study, kind="judge", status="finished")
-    Run.objects.create(study=study, kind="generate", status="running")
+    RunFactory(study=study, kind="judge", status="finished")
+    RunFactory(study=study, kind="generate", status="running")
     rows = _by_key(study)
     assert rows["llm_runs"].count == 1 and rows["llm_runs"].optional
     assert rows["llm_runs"].detail == "finished; 1 running, 2 in all"

@@ -12,7 +12,7 @@ from annotation.models import Pair
 from completions.models import Completion, DialogueContext, Study
 from studio.models import ImportJob
 from studio.services import import_job_run
-from tests.factories import PairFactory
+from tests.factories import ImportJobFactory, PairFactory, StudyFactory, SystemFactory
 
 from .files import bad_contexts_jsonl, completions_jsonl, contexts_jsonl
 
@@ -28,7 +28,7 @@ def admin_client(client):
 
 @pytest.fixture
 def study():
-    return Study.objects.create(slug="s1", name="Study one")
+    return StudyFactory(slug="s1", name="Study one", status="draft")
 
 
 @pytest.fixture
@@ -170,9 +170,8 @@ def test_editing_keeps_the_slug(admin_client, study):
 
 
 def test_the_analysis_settings_are_edited_and_checked(admin_client, study):
-    from completions.models import System
 
-    System.objects.create(study=study, name="gpt-4o", kind="model", family="gpt")
+    SystemFactory(study=study, name="gpt-4o", kind="model", family="gpt")
     url = reverse("studio:edit", args=["s1"])
     form = admin_client.get(url).content.decode()
     assert "<legend>Analysis</legend>" in form and 'name="family_aliases"' in form
@@ -241,14 +240,14 @@ def test_an_esconv_upload_screens_the_file(upload, admin_client, study, settings
 
 
 def test_an_import_runs_once_even_if_the_task_is_delivered_twice(study):
-    job = ImportJob.objects.create(study=study, kind="contexts", filename="c.jsonl", data=b"")
+    job = ImportJobFactory(study=study, kind="contexts", filename="c.jsonl", data=b"")
     ImportJob.objects.filter(pk=job.pk).update(data=contexts_jsonl())
     assert import_job_run(job_id=job.pk).status == "done"
     assert import_job_run(job_id=job.pk) is None
 
 
 def test_a_queued_import_shows_its_progress_and_polls(admin_client, study):
-    job = ImportJob.objects.create(
+    job = ImportJobFactory(
         study=study, kind="contexts", filename="big.jsonl", stage="waiting for a worker"
     )
     url = reverse("studio:import_job", args=["s1", job.pk])

@@ -9,6 +9,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from completions.models import Completion, System
+from tests.factories import WritingFactory
 from tests.factories.writing import GOOD_TEXT, behaviour, build_writing_study
 from writing.models import Writing
 from writing.services import (
@@ -85,10 +86,10 @@ def test_the_database_refuses_a_second_text_by_the_same_writer_on_a_context():
     writer = writer_enter(study=study)
     writing = writing_next(writer=writer)
     with pytest.raises(IntegrityError), transaction.atomic():
-        Writing.objects.create(
+        WritingFactory(
             study=study,
             writer=writer,
-            context_id=writing.context_id,
+            context=writing.context,
             leased_at=writing.leased_at,
             lease_expires_at=writing.lease_expires_at,
         )

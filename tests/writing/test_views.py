@@ -10,7 +10,8 @@ from django.contrib.auth.models import Group
 
 from annotation.models import Pair
 from completions.access import STUDY_ADMINS, WRITERS
-from completions.models import Completion, DialogueContext
+from completions.models import Completion
+from tests.factories import DialogueContextFactory, JudgmentFactory
 from tests.factories.writing import GOOD_TEXT, behaviour, build_writing_study
 from writing.models import Writer, Writing, WritingContext, WritingSettings
 from writing.services import writing_settings
@@ -225,7 +226,7 @@ def test_the_writers_page_invites_like_recruit_and_keeps_word_limits_in_one_plac
 
 def test_contexts_open_only_while_writing_is_on(client):
     study = build_writing_study(n_contexts=3, enabled=False)
-    DialogueContext.objects.create(study=study, external_id="ctx-late", turns=[])
+    DialogueContextFactory(study=study, external_id="ctx-late", turns=[], bare=True)
     _admin(client)
     page = client.get(f"/studio/{study.slug}/writers/").content.decode()
     assert "Contexts can be opened once writing is on." in page
@@ -269,7 +270,6 @@ def test_a_writer_may_stop_with_a_draft_open_and_gets_the_code(client):
 def test_the_review_page_shows_a_writers_win_rate_once_judged(client):
     from django.utils import timezone
 
-    from annotation.models import Judgment
     from writing.services import (
         writer_enter,
         writing_next,
@@ -286,13 +286,16 @@ def test_the_review_page_shows_a_writers_win_rate_once_judged(client):
     writer_side = "a" if pair.completion_a.system_id == writer.system_id else "b"
     for judge, winner in (("j1", writer_side), ("j2", writer_side), ("j3", "tie"), ("j4", "x")):
         other = "b" if writer_side == "a" else "a"
-        Judgment.objects.create(
+        JudgmentFactory(
             study=study,
             pair=pair,
             judge_kind="llm",
             judge=judge,
             winner=other if winner == "x" else winner,
             submitted_at=timezone.now(),
+            strength=None,
+            strength_max=None,
+            shown_left="",
         )
     page = client.get(f"/studio/{study.slug}/writers/").content.decode()
     assert "0.625 (4)" in page  # (2 wins + half a tie) / 4
@@ -313,8 +316,16 @@ def test_rejecting_an_accepted_text_takes_it_out_of_pairs_unless_judged(client):
     base = f"/studio/{study.slug}/writers/t/{writing.token}"
     client.post(f"{base}/accept/")
     pair = Pair.objects.get()
-    Judgment.objects.create(
-        study=study, pair=pair, judge_kind="llm", judge="j", winner="a", submitted_at=timezone.now()
+    JudgmentFactory(
+        study=study,
+        pair=pair,
+        judge_kind="llm",
+        judge="j",
+        winner="a",
+        submitted_at=timezone.now(),
+        strength=None,
+        strength_max=None,
+        shown_left="",
     )
     refused = client.post(f"{base}/reject/", {"reason": "Second thoughts"}, follow=True)
     assert b"already been judged" in refused.content
