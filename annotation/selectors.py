@@ -13,8 +13,7 @@ from typing import Any, cast
 from cachetools import TTLCache
 from django.db import connection
 from django.db.backends.utils import CursorWrapper
-from django.db.models import Count, F, Model, Q, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Model
 
 from completions.models import Study
 
@@ -266,13 +265,3 @@ def _stats_for(rater: Rater, rows: list[Any]) -> RaterStats:
         n_passed=sum(1 for passed in checks if passed),
         median_ms=statistics.median(durations) if durations else None,
     )
-
-
-def study_progress(*, study: Study) -> dict[str, Any]:
-    totals = Pair.objects.filter(study=study).aggregate(
-        pairs=Count("id"),
-        complete=Count("id", filter=Q(n_judgments__gte=F("quota"))),
-        judgments=Coalesce(Sum("n_judgments"), 0),
-        target=Coalesce(Sum("quota"), 0),
-    )
-    return totals

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import Count, Q, QuerySet
 
 from completions import strategies
-from completions.models import Completion, Study
+from completions.models import Study
 
 from .agreement import label_agreement, present_table
 from .models import (
@@ -91,19 +91,6 @@ def label_source_resolve(study: Study, choice: str = AUTO) -> LabelSource:
         latest = label_set_latest_finished(study)
         return _set_source(latest) if latest else _metadata_source(study)
     return _set_source(LabelSet.objects.get(study=study, pk=int(choice)))
-
-
-def strategies_by_completion(study: Study, source: LabelSource) -> dict[int, list[str] | None]:
-    """Completion id -> strategies present (None: this source did not label it)."""
-    if source.kind == METADATA:
-        rows = Completion.objects.filter(system__study=study).values_list(
-            "id", "metadata__strategies"
-        )
-        return {pk: value if isinstance(value, list) else None for pk, value in rows}
-    labelled = CompletionLabels.objects.filter(label_set_id=source.label_set).values_list(
-        "completion_id", "present"
-    )
-    return dict(labelled)
 
 
 def label_state(study: Study) -> dict[str, Any] | None:

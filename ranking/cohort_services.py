@@ -20,7 +20,7 @@ from completions import cohorts as study_cohorts
 from completions.models import Study
 
 from . import cohorts, selectors
-from .services import StudyData, _json_safe, params_resolve, study_data_load
+from .services import StudyData, json_safe, params_resolve, study_data_load
 
 CACHE_SECONDS = 600
 
@@ -69,7 +69,7 @@ def cohort_analysis(
         interval={"method": "fisher", "level": round(100 * (1 - params["alpha"]))},
         n_judgments_without_cohort=int(frame["cohort"].isna().sum()),
     )
-    result = dict(_json_safe(result))
+    result = dict(json_safe(result))
     cache.set(key, result, CACHE_SECONDS)
     return result
 

@@ -20,13 +20,6 @@ def _llm(judgments: pd.DataFrame) -> pd.Series:
     return judgments["judge_kind"] == "llm"
 
 
-def consistent_games(judgments: pd.DataFrame) -> pd.DataFrame:
-    """One game per (LLM judge, pair) judged in both orders (see ranking.verdicts)."""
-    from .verdicts import consistent_games as one_per_pair
-
-    return one_per_pair(judgments)
-
-
 COLUMNS = [
     "judge",
     "verdicts",

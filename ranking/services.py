@@ -51,7 +51,6 @@ from .report import strategy_section as report_strategy_section
 
 logger = logging.getLogger(__name__)
 
-PRESETS = board.PRESETS
 DEFAULT_PARAMS: dict[str, Any] = board.PRESETS["default"]
 CACHE_SECONDS = 24 * 3600
 #: How long a queued refit is shown as "updating" at most (a refit that died is retried then).
@@ -206,7 +205,7 @@ def leaderboard_from_data(
         result["llm_judges"]["length_audit"] = style_board.length_audit(
             data.select(subset=subset), pair_texts=data.pair_texts, params=params
         )
-    safe: dict[str, Any] = _json_safe(result)
+    safe: dict[str, Any] = json_safe(result)
     return safe
 
 
@@ -221,12 +220,12 @@ def _with_study_settings(data: StudyData, params: dict[str, Any]) -> dict[str, A
     return params
 
 
-def _json_safe(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
     """Plain JSON types only (numpy scalars and NaN become floats and null)."""
     if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
+        return [json_safe(v) for v in value]
     if isinstance(value, np.bool_ | bool):
         return bool(value)
     if isinstance(value, np.integer):
@@ -276,7 +275,7 @@ def agreement_compute(
     summary["judge_subsampling"] = llm_judges.subsampling_section(
         judgments, min_human=data.rule.human_min_verdicts
     )
-    safe: dict[str, Any] = _json_safe(summary)
+    safe: dict[str, Any] = json_safe(summary)
     return safe
 
 
@@ -299,7 +298,7 @@ def by_compute(
         everyone=data.select(subset=subset),
         aliases=data.aliases,
     )
-    safe: dict[str, Any] = _json_safe(dict(section, by_key=key))
+    safe: dict[str, Any] = json_safe(dict(section, by_key=key))
     return safe
 
 
@@ -388,7 +387,7 @@ def snapshot_create(
         "n_comparisons": result["n_comparisons"],
         "n_excluded_raters": data.n_excluded_raters,
         "n_systems": len(result["systems"]),
-        "params": _json_safe(dict(params, state=data.state)),
+        "params": json_safe(dict(params, state=data.state)),
         "result": result,
         "duration_ms": round(1000 * (time.perf_counter() - started)),
     }
@@ -408,7 +407,7 @@ def _snapshot_confirmed(
     existing = LeaderboardSnapshot.objects.filter(
         study=study, judges=judges, subset=subset, preset=preset, fingerprint=fingerprint
     ).first()
-    state = _json_safe(state)
+    state = json_safe(state)
     if existing is not None and existing.params.get("state") != state:
         existing.params = dict(existing.params, state=state)
         existing.save(update_fields=["params"])
@@ -565,7 +564,7 @@ def refit_jobs_resume() -> list[int]:
 
 def snapshot_is_current(snapshot: LeaderboardSnapshot, state: dict[str, Any]) -> bool:
     """Whether a snapshot was fitted on the inputs ``state`` describes (judgments_state)."""
-    return bool(snapshot.params.get("state") == _json_safe(state))
+    return bool(snapshot.params.get("state") == json_safe(state))
 
 
 def leaderboard_current(
@@ -721,7 +720,7 @@ def strategy_analysis(study: Study, *, labels: str = "auto") -> dict[str, Any]:
     completions = selectors.completions_frame(study, label_set=source.label_set)
     section = report_strategy_section(completions, aliases_merged(study.family_aliases))
     labelled = int(completions["strategies"].map(lambda v: isinstance(v, list)).sum())
-    analysis: dict[str, Any] = _json_safe(
+    analysis: dict[str, Any] = json_safe(
         {
             "study": study.slug,
             "labels": source.as_dict(),

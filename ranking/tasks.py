@@ -14,14 +14,14 @@ from . import selectors, services
 from .models import RefitTrigger
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task(name="ranking.tasks.refit_job_run", acks_late=True, ignore_result=True)
 def refit_job_run(job_id: int) -> list[int] | None:
     """Run one requested refit (the button, a stale board, the nightly job); failures are kept
     on the job."""
     return services.refit_job_run(job_id=job_id)
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task(name="ranking.tasks.refit_study", acks_late=True, ignore_result=True)
 def refit_study(
     study_id: int, trigger: str = RefitTrigger.NIGHTLY, boards: list[Any] | None = None
 ) -> list[int] | None:
@@ -31,7 +31,7 @@ def refit_study(
     return services.refit_job_run(job_id=job.pk)
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task(name="ranking.tasks.refit_all_studies", acks_late=True, ignore_result=True)
 def refit_all_studies() -> list[int]:
     """The nightly beat job: one refit job per active study, so one slow study delays none."""
     study_ids = list(selectors.studies_active().values_list("pk", flat=True))

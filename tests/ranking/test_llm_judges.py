@@ -7,7 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from ranking.llm_judges import consistent_games, leave_one_judge_out, position_stats
+from ranking.llm_judges import leave_one_judge_out, position_stats
+from ranking.verdicts import consistent_games
 
 COLUMNS = ["item", "judge", "judge_kind", "winner", "shown_left", "strength", "axis_H"]
 
