@@ -14,7 +14,7 @@ from completions.access import STUDY_ADMINS
 from tests.conftest import assert_accessible
 from tests.factories import CompletionFactory, EndpointFactory, RunFactory, SystemFactory
 from tests.factories.annotation import build_study
-from tests.studio.files import contexts_jsonl
+from tests.factories.files import contexts_jsonl
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PASSWORD = "correct horse battery"

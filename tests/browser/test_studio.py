@@ -16,7 +16,7 @@ from completions.access import STUDY_ADMINS
 from completions.models import Study
 from tests.conftest import DESKTOP, assert_accessible
 from tests.factories import ImportJobFactory
-from tests.studio.files import completions_jsonl, contexts_jsonl
+from tests.factories.files import completions_jsonl, contexts_jsonl
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PASSWORD = "correct horse battery"

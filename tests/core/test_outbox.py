@@ -29,8 +29,8 @@ from studio.models import ImportJob
 from studio.tasks import import_jobs_resume_stalled
 from tests.core.test_faults import CLOSED, _celery_broker
 from tests.factories import EndpointFactory, ImportJobFactory, RefitJobFactory, StudyFactory
+from tests.factories.files import contexts_jsonl
 from tests.factories.llm import study_with_pairs
-from tests.studio.files import contexts_jsonl
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ from django.urls import reverse
 from completions.models import DialogueContext
 from studio.models import ImportJob
 from tests.factories import StudyFactory
-from tests.studio.files import bad_contexts_jsonl, contexts_jsonl
+from tests.factories.files import bad_contexts_jsonl, contexts_jsonl
 
 pytestmark = pytest.mark.integration
 

@@ -28,7 +28,7 @@ from studio.tasks import import_jobs_resume_stalled
 from tests.conftest import ROOT
 from tests.core.test_faults import CLOSED, _celery_broker
 from tests.factories import ImportJobFactory, StudyFactory
-from tests.studio.files import contexts_jsonl
+from tests.factories.files import contexts_jsonl
 
 pytestmark = pytest.mark.integration
 QUEUE = "secweb-import-kill-test"

@@ -17,7 +17,7 @@ from annotation.models import Judgment
 from completions.access import STUDY_ADMINS
 from ranking import cohort_services
 from tests.factories import StudyFactory
-from tests.ranking.cohort_data import build_cohort_study
+from tests.factories.cohorts import build_cohort_study
 from tests.ranking.test_cohorts import scipy_fit
 
 pytestmark = pytest.mark.django_db

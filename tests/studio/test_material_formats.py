@@ -18,8 +18,7 @@ from completions.models import Completion, DialogueContext
 from studio.material_formats import EXAMPLES, detect_kind
 from studio.models import ImportJob
 from tests.factories import StudyFactory
-
-from .files import completions_jsonl, contexts_jsonl
+from tests.factories.files import completions_jsonl, contexts_jsonl
 
 # Uploads are imported when their transaction commits (eager Celery): commit for real.
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -13,8 +13,7 @@ from completions.models import Completion, DialogueContext, Study
 from studio.models import ImportJob
 from studio.services import import_job_run
 from tests.factories import ImportJobFactory, PairFactory, StudyFactory, SystemFactory
-
-from .files import bad_contexts_jsonl, completions_jsonl, contexts_jsonl
+from tests.factories.files import bad_contexts_jsonl, completions_jsonl, contexts_jsonl
 
 pytestmark = pytest.mark.django_db
 
