@@ -301,6 +301,11 @@ CELERY_BEAT_SCHEDULE = {
     # Imports and refits whose worker died (their lease lapsed) are queued again.
     "imports-resume-stalled": {"task": "studio.tasks.import_jobs_resume_stalled", "schedule": 60.0},
     "refits-resume-stalled": {"task": "ranking.tasks.refit_jobs_resume_stalled", "schedule": 60.0},
+    # Adaptive studies whose judgments moved on are refitted, so raters follow a fresh plan.
+    "adaptive-plans": {
+        "task": "ranking.tasks.adaptive_plans_refresh",
+        "schedule": env.float("ADAPTIVE_REFRESH_SECONDS", default=120.0),
+    },
     "nightly-refit": {
         "task": "ranking.tasks.refit_all_studies",
         "schedule": crontab(hour=env.int("REFIT_HOUR_UTC", default=3), minute=0),

@@ -513,6 +513,28 @@ def snapshot_request_refit(
     return True
 
 
+def adaptive_plans_refresh() -> list[int]:
+    """Beat: every open study with adaptive assignment whose judgments changed since its latest
+    human board gets a background refit (which writes the new draw order), so its raters follow
+    a plan minutes old instead of last night's. At most one refit per study per
+    REFIT_MIN_SECONDS, none while one is pending. Returns the ids of the studies queued."""
+    from completions.models import StudyStatus
+
+    queued = []
+    for study in Study.objects.filter(adaptive_assignment=True, status=StudyStatus.OPEN):
+        snapshot = selectors.snapshot_latest(
+            study, judges=JudgeFilter.HUMAN.value, subset=SubsetFilter.ALL.value, preset="default"
+        )
+        state = selectors.judgments_state(study)
+        if snapshot is not None and snapshot_is_current(snapshot, state):
+            continue
+        if _refitted_recently(snapshot):
+            continue
+        if snapshot_request_refit(study=study, trigger=RefitTrigger.STALE):
+            queued.append(study.pk)
+    return queued
+
+
 def refit_job_create(*, study_id: int, trigger: str, boards: list[Any] | None = None) -> RefitJob:
     return RefitJob.objects.create(study_id=study_id, trigger=trigger, boards=boards or [])
 

@@ -40,6 +40,12 @@ def refit_all_studies() -> list[int]:
     return study_ids
 
 
+@shared_task(name="ranking.tasks.adaptive_plans_refresh", ignore_result=True)
+def adaptive_plans_refresh() -> list[int]:
+    """Beat: adaptive studies whose judgments moved on get a refit, hence a fresh draw order."""
+    return services.adaptive_plans_refresh()
+
+
 @shared_task(name="ranking.tasks.refit_jobs_resume_stalled", ignore_result=True)
 def refit_jobs_resume_stalled() -> list[int]:
     """Beat and worker start: refits whose worker died are queued again."""

@@ -161,3 +161,31 @@ def test_adaptive_assignment_sends_no_more_queries_per_round_trip(client):
     )
     _favour(adaptive, "zorblax-gpt-9", "quillon-claude-7")
     assert _round_trip_queries(client, adaptive) == _round_trip_queries(client, plain)
+
+
+def test_beat_refreshes_the_plan_of_an_adaptive_study_whose_judgments_moved_on(
+    django_capture_on_commit_callbacks,
+):
+    from ranking import tasks
+
+    adaptive = build_study(n_contexts=2, quality_check_rate=0, adaptive_assignment=True)
+    plain = build_study(slug="plain", n_contexts=2, quality_check_rate=0)
+    draft = build_study(slug="draft", status="draft", adaptive_assignment=True)
+    for study in (adaptive, plain):
+        rater = _rater(study)
+        assignment = assignment_next(rater=rater)
+        for _ in range(3):
+            _, assignment = judgment_submit_and_next(rater=rater, assignment=assignment, choice=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        queued = tasks.adaptive_plans_refresh()
+    assert queued == [adaptive.pk]  # not the study without it, not the draft
+    assert not DesignStatus.objects.filter(study__in=[plain, draft]).exists()
+    assert DesignStatus.objects.get(study=adaptive).n_judgments == 3
+    assert PairPriority.objects.filter(study=adaptive).exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert tasks.adaptive_plans_refresh() == []  # its plan follows every judgment now
+    rater = _rater(adaptive)
+    judgment_submit_and_next(rater=rater, assignment=assignment_next(rater=rater), choice=3)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert tasks.adaptive_plans_refresh() == [adaptive.pk]
+    assert DesignStatus.objects.get(study=adaptive).n_judgments == 4
