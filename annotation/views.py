@@ -90,8 +90,7 @@ def rater_required(view):
             return redirect("annotation:consent", invite_token=invite_token)
         return view(request, rater)
 
-    wrapper.heart_role = "rater"
-    return wrapper
+    return role("rater")(wrapper)
 
 
 # What every rater page's title ends with (templates/annotation/_rater_base.html says the same).

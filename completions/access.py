@@ -17,6 +17,8 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.shortcuts import get_object_or_404
 from rest_framework.permissions import BasePermission
 
+from core.roles import role
+
 from .models import Study
 
 if TYPE_CHECKING:
@@ -49,8 +51,7 @@ def study_admin_required[V: Callable[..., Any]](view: V) -> V:
             raise PermissionDenied("Study admins only.")
         return view(request, *args, **kwargs)
 
-    wrapper.heart_role = "study_admin"  # type: ignore[attr-defined]  # read by the URL-role test
-    return cast(V, wrapper)
+    return cast(V, role("study_admin")(wrapper))
 
 
 def studies_for_admin(user) -> QuerySet[Study]:

@@ -7,6 +7,8 @@ from functools import wraps
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 
+from core.roles import role
+
 LABELLERS = "labellers"
 
 
@@ -28,5 +30,4 @@ def labeller_required(view):
             raise PermissionDenied("Labellers only.")
         return view(request, *args, **kwargs)
 
-    wrapper.heart_role = "labeller"
-    return wrapper
+    return role("labeller")(wrapper)
