@@ -4,10 +4,11 @@ as Chatbot Arena's style control does. No Django import.
 Model: Pr(a beats b) = sigmoid(theta_a - theta_b + sum_f beta_f x_f), a tie counting as half a
 win (y = 1, 1/2, 0), each comparison weighted as on the plain board. ``x_f`` is the comparison's
 covariate for reply feature f (:data:`FEATURES`): the normalised difference
-(f_a - f_b) / (f_a + f_b + 1) of the two replies' values, divided by its root mean square over
-the comparisons, so ``beta_f`` is in log-odds per standard deviation. Arena also subtracts the
-mean; here the covariate stays antisymmetric (it flips sign when the two sides swap), because the
-side a reply sits on is an accident of storage order (the pair's first completion), not of style.
+(f_a - f_b) / (f_a + f_b) of the two replies' values (0 when both are 0), divided by its root
+mean square over the comparisons, so ``beta_f`` is in log-odds per standard deviation. Arena
+also subtracts the mean; here the covariate stays antisymmetric (it flips sign when the two
+sides swap), because the side a reply sits on is an accident of storage order (the pair's
+first completion), not of style.
 
 ``theta`` is then the strength a system would have against an opponent of the same style:
 Elo = 400 (theta - mean theta) / ln 10 + 1500, or relative to an anchor, as in
@@ -93,7 +94,9 @@ def covariates(
     Returns the covariates and, per feature left out, why (no variation, or unknown texts).
     Rows with an unknown text (NaN) get 0: no style information, no push either way.
     """
-    diff = (features_a - features_b) / (features_a + features_b + 1.0)
+    total = features_a + features_b
+    diff = (features_a - features_b) / total.where(total != 0)  # NaN where both are unknown
+    diff = diff.mask((total == 0) & features_a.notna() & features_b.notna(), 0.0)
     out, dropped = {}, {}
     for name in diff.columns:
         column = diff[name]

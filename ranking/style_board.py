@@ -22,9 +22,10 @@ AUDIT_MIN_COMPARISONS = 30
 STYLE_NOTE = (
     "Each system's Elo if its replies had the same style as its opponents' (Chatbot Arena's "
     "style control): Bradley–Terry fitted jointly with one covariate per feature, the "
-    "normalised difference (a − b)/(a + b + 1) of the two replies' counts divided by its root "
-    "mean square, so a coefficient is the change in log-odds of winning per standard deviation "
-    "of that difference. A positive coefficient means judges prefer the reply with more of it."
+    "normalised difference (a − b)/(a + b) of the two replies' counts (0 when both are 0) "
+    "divided by its root mean square, so a coefficient is the change in log-odds of winning "
+    "per standard deviation of that difference. A positive coefficient means judges prefer the "
+    "reply with more of it."
 )
 
 

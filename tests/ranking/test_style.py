@@ -16,8 +16,11 @@ ELO_PER_THETA = 400.0 / math.log(10.0)
 
 
 def independent_covariates(len_a, len_b) -> np.ndarray:
-    """The documented recipe, written out again: (a - b) / (a + b + 1), over its RMS."""
-    diff = (np.asarray(len_a, float) - len_b) / (np.asarray(len_a, float) + len_b + 1.0)
+    """The contract's recipe (DESIGN.md), written out again: (a - b) / (a + b), 0 when both
+    are 0, over its RMS."""
+    a, b = np.asarray(len_a, float), np.asarray(len_b, float)
+    total = a + b
+    diff = np.divide(a - b, total, out=np.zeros_like(total), where=total != 0)
     return diff / np.sqrt(np.mean(diff**2))
 
 
@@ -86,6 +89,28 @@ def test_covariates_are_normalised_differences_over_their_rms():
     expected = independent_covariates([10, 30, 20], np.array([30, 10, 20]))
     assert np.allclose(x["length"], expected)
     assert "lists" not in x and "lists" in dropped
+
+
+def test_two_replies_without_the_feature_differ_by_nothing_in_it():
+    a = pd.DataFrame({"questions": [0.0, 2.0, 1.0]})
+    b = pd.DataFrame({"questions": [0.0, 0.0, 3.0]})
+    x, _ = style.covariates(a, b)
+    d = np.array([0.0, 1.0, -0.5])
+    assert np.allclose(x["questions"], d / np.sqrt(np.mean(d**2)))
+
+
+def test_which_reply_is_stored_first_does_not_move_the_controlled_board():
+    frame, len_a, len_b, _ = length_biased(n=2000)
+    swapped = frame.assign(
+        system_a=frame["system_b"],
+        system_b=frame["system_a"],
+        winner=frame["winner"].map({"a": "b", "b": "a", "tie": "tie"}),
+    )
+    boards = []
+    for data, (first, second) in ((frame, (len_a, len_b)), (swapped, (len_b, len_a))):
+        x = style.covariates(pd.DataFrame({"length": first}), pd.DataFrame({"length": second}))
+        boards.append(style.fit(data.assign(length=x[0]["length"].to_numpy()), ["length"]))
+    assert np.allclose(boards[0].table["elo"], boards[1].table["elo"].loc[boards[0].table.index])
 
 
 def test_parse_features_checks_names_and_keeps_display_order():

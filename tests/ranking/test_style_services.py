@@ -47,7 +47,8 @@ def test_the_controlled_board_equals_an_independent_fit_of_the_exported_judgment
     for feature in (_words, lambda t: t.count("?")):
         fa = frame["completion_a"].map(feature).to_numpy(dtype=float)
         fb = frame["completion_b"].map(feature).to_numpy(dtype=float)
-        diff = (fa - fb) / (fa + fb + 1.0)
+        total = fa + fb
+        diff = np.divide(fa - fb, total, out=np.zeros_like(total), where=total != 0)
         x.append(diff / np.sqrt(np.mean(diff**2)))
     systems = pd.Index(sorted(set(frame["system_a"]) | set(frame["system_b"])))
     reference, coefficients = independent_elo(frame, np.column_stack(x), systems)
