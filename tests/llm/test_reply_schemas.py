@@ -146,6 +146,9 @@ def test_every_verdict_the_judge_schema_allows_is_stored(fake_llm):
     assert {r["axes"]["H"]["winner"] for r in stored} == {"a", "b", "none"}
 
 
+TYPOGRAPHIC_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
+
+
 def stored_labels_match(reply: dict, row: CompletionLabels, completion: str) -> None:
     assert set(row.labels) == set(strategies.STRATEGY_NAMES)
     for name, drawn in reply["labels"].items():
@@ -154,7 +157,9 @@ def stored_labels_match(reply: dict, row: CompletionLabels, completion: str) -> 
         assert label["p"] == min(1.0, max(0.0, float(drawn["p"])))
         evidence = None if drawn["evidence"] is None else UNSTORABLE.sub("", drawn["evidence"])
         if label["evidence"] is not None:  # kept: it is quoted from the completion
-            assert label["evidence"] == evidence and " ".join(evidence.split()) in completion
+            # Found in the completion, whitespace runs and typographic quotes aside (documented).
+            plain = evidence.translate(TYPOGRAPHIC_QUOTES)
+            assert label["evidence"] == evidence and " ".join(plain.split()) in completion
         else:
             assert label.get("evidence_unverified") == evidence
     assert row.present == strategies.present_strategies(row.labels)
