@@ -6,6 +6,7 @@ from typing import Any, cast
 
 from django import forms
 
+from . import services
 from .kinds import KINDS
 from .models import Endpoint
 
@@ -150,7 +151,10 @@ class RunLaunchForm(forms.Form):
         label="Escalation profile (adversarial runs)", choices=PROFILE_CHOICES, required=False
     )
     contexts = forms.IntegerField(
-        label="Source contexts (adversarial runs)", min_value=1, initial=20, required=False
+        label="Source contexts (adversarial runs)",
+        min_value=1,
+        initial=services.ADVERSARIAL_CONTEXTS,
+        required=False,
     )
 
     def __init__(self, *args, endpoints, **kwargs) -> None:
@@ -180,10 +184,12 @@ class RunLaunchForm(forms.Form):
     def params(self) -> dict:
         """The run's parameters beyond kind and endpoints (call after is_valid())."""
         data = self.cleaned_data
-        params: dict = {"batch_requested": True} if data.get("batch") else {}
-        if data["kind"] == "adversarial":
-            params.update(profile=data["profile"], contexts=data.get("contexts") or 20, seed=0)
-        return params
+        return services.run_params(
+            data["kind"],
+            batch=bool(data.get("batch")),
+            profile=data.get("profile") or "",
+            contexts=data.get("contexts"),
+        )
 
 
 class SupporterPromptForm(forms.Form):

@@ -152,6 +152,20 @@ def endpoints_check_usable(*, study: Study, endpoints: Iterable[Endpoint]) -> No
             raise EndpointError(f"unknown endpoint: {endpoint.name}", field="endpoints")
 
 
+#: Source contexts an adversarial run rewrites when the launcher does not say.
+ADVERSARIAL_CONTEXTS = 20
+
+
+def run_params(
+    kind: str, *, batch: bool = False, profile: str = "", contexts: int | None = None
+) -> dict[str, Any]:
+    """A run's parameters beyond kind and endpoints, as the LLM page and the API launch it."""
+    params: dict[str, Any] = {"batch_requested": True} if batch else {}
+    if kind == "adversarial":
+        params.update(profile=profile, contexts=contexts or ADVERSARIAL_CONTEXTS, seed=0)
+    return params
+
+
 @transaction.atomic
 def run_plan(
     *,

@@ -241,12 +241,7 @@ def optimal_design(
     d[np.arange(len(upper[0])), upper[0]] = 1.0
     d[np.arange(len(upper[0])), upper[1]] = -1.0
     w = comparison_information(theta, verdict_weight)[upper]
-    if criterion == "neighbours":
-        m = neighbour_contrasts(theta)
-    elif criterion == "systems":
-        m = np.eye(k) - 1.0 / k
-    else:
-        raise ValueError(f"unknown criterion {criterion!r}")
+    m = _contrasts(theta, criterion)
     share = np.full(len(w), 1.0 / len(w))
     centre = np.ones((k, k)) / k
     for _ in range(iterations):
@@ -275,8 +270,19 @@ def design_criterion(
     design = np.asarray(design, dtype=float)
     shares = design / design[np.triu_indices(k, 1)].sum()
     cov = covariance(shares, comparison_information(theta, verdict_weight), prior=1e-9)
-    m = neighbour_contrasts(theta) if criterion == "neighbours" else np.eye(k) - 1.0 / k
+    m = _contrasts(theta, criterion)
     return float(np.trace(m.T @ cov @ m))
+
+
+def _contrasts(theta: np.ndarray, criterion: str) -> np.ndarray:
+    """The contrasts whose summed variance a criterion counts: the neighbouring differences on
+    the board, or each system's centred strength."""
+    if criterion == "neighbours":
+        return neighbour_contrasts(theta)
+    if criterion == "systems":
+        k = len(theta)
+        return np.eye(k) - 1.0 / k
+    raise ValueError(f"unknown criterion {criterion!r}")
 
 
 # --------------------------------------------------------------------------- from a fit

@@ -70,9 +70,9 @@ class RunCreate(serializers.Serializer):
     def params(self) -> dict[str, Any]:
         """The run's parameters beyond kind and endpoints, as the launch form gives them."""
         data = self.validated_data
-        if data["kind"] != "adversarial":
-            return {}
-        return {"profile": data["profile"], "contexts": data.get("contexts") or 20, "seed": 0}
+        return services.run_params(
+            data["kind"], profile=data.get("profile", ""), contexts=data.get("contexts")
+        )
 
 
 class RunStatus(serializers.Serializer):
