@@ -184,9 +184,15 @@ def judge_audit_compute(study: Study, *, data: Any) -> dict[str, Any]:
     raw = data.raw if data.raw is not None else data.judgments
     texts = data.pair_texts if data.pair_texts is not None else pair_texts_frame(study)
     systems = data.systems
-    families = canonical_families(systems["family"].fillna("").unique(), data.aliases)
+    families = canonical_families(
+        systems["family"].astype(object).fillna("").unique(), data.aliases
+    )
     system_families = {str(s): families.get(f or "", "") for s, f in systems["family"].items()}
-    judge_names = raw.loc[raw["judge_kind"] == "llm", ["judge", "judge_family"]].drop_duplicates()
+    judge_names = (
+        raw.loc[raw["judge_kind"] == "llm", ["judge", "judge_family"]]
+        .astype(object)
+        .drop_duplicates()
+    )
     judge_family_map = canonical_families(
         judge_names["judge_family"].fillna("").unique(), data.aliases
     )
