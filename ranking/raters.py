@@ -13,8 +13,9 @@ Items are the replies themselves (one per context and system), so a rater is mea
 what the other raters said about the same two replies. The parameters are the maximum of the
 weighted log-likelihood (L-BFGS-B with the exact gradient) under weak Gaussian priors: on the
 reply strengths (precision ``item_prior``: replies seen by a handful of raters stay near even),
-and on γ and q (precision ``rater_prior``: a rater with few verdicts stays near the middle
-instead of at 0 or 1). Ties carry no choice and are left out of the fit (the model has none);
+on γ (precision ``rater_prior``: a rater with few verdicts stays near the middle instead of
+at 0 or 1) and, firmer, on q (``bias_prior``: a rater who judges on quality shows no side
+preference to estimate, so their bias stays near 1/2). Ties carry no choice and are left out of the fit (the model has none);
 a verdict whose side shown is unknown (imported) keeps its quality term and reads the bias term
 as 1/2. With no priors the log-likelihood is crowd-kit's ``_compute_log_likelihood`` exactly
 (``tests/ranking/test_raters.py`` checks both, and the fit against the maximum of crowd-kit's
@@ -39,9 +40,12 @@ import pandas as pd
 from scipy import optimize, stats
 from scipy.special import expit
 
-#: Prior precision on the reply strengths and on each rater's γ and q (see the module docstring).
+#: Prior precision on the reply strengths, each rater's γ and each rater's q (module docstring).
+#: q has the firmer prior: a rater who judges on quality shows no side preference to estimate,
+#: and without it their bias would wander anywhere in (0, 1).
 ITEM_PRIOR = 1.0
 RATER_PRIOR = 0.1
+BIAS_PRIOR = 1.0
 #: Where the fit starts each rater: mostly judging on quality, no side preferred.
 START_RELIABILITY = 0.9
 #: The points (verdicts judged so far) at which the outlier test looks, and its level.
@@ -79,6 +83,7 @@ def negative_log_likelihood(
     n_raters: int,
     item_prior: float = 0.0,
     rater_prior: float = 0.0,
+    bias_prior: float | None = None,
 ) -> tuple[float, np.ndarray]:
     """The penalised negative log-likelihood and its gradient.
 
@@ -93,7 +98,9 @@ def negative_log_likelihood(
     p = np.clip(trust * quality + (1.0 - trust) * bias, 1e-12, 1.0 - 1e-12)
     loglik = weight * (y * np.log(p) + (1.0 - y) * np.log1p(-p))
     value = -float(loglik.sum())
-    value += 0.5 * item_prior * float(s @ s) + 0.5 * rater_prior * float(q @ q + g @ g)
+    bias_prior = rater_prior if bias_prior is None else bias_prior
+    value += 0.5 * item_prior * float(s @ s)
+    value += 0.5 * bias_prior * float(q @ q) + 0.5 * rater_prior * float(g @ g)
     d_p = weight * (y / p - (1.0 - y) / (1.0 - p))
     d_s = d_p * trust * quality * (1.0 - quality)
     grad = np.zeros_like(x)
@@ -103,7 +110,8 @@ def negative_log_likelihood(
     d_g = d_p * trust * (1.0 - trust) * (quality - bias)
     grad[n_items + n_raters :] -= np.bincount(rater, d_g, n_raters)
     grad[:n_items] += item_prior * s
-    grad[n_items:] += rater_prior * x[n_items:]
+    grad[n_items : n_items + n_raters] += bias_prior * q
+    grad[n_items + n_raters :] += rater_prior * g
     return value, grad
 
 
@@ -112,6 +120,7 @@ def fit_rater_model(
     *,
     item_prior: float = ITEM_PRIOR,
     rater_prior: float = RATER_PRIOR,
+    bias_prior: float = BIAS_PRIOR,
     max_iter: int = 500,
 ) -> RaterModel:
     """Fit the model to ``verdicts``: columns ``rater``, ``left``, ``right`` (item names),
@@ -130,10 +139,10 @@ def fit_rater_model(
     result = optimize.minimize(
         negative_log_likelihood,
         start,
-        args=(*args, item_prior, rater_prior),
+        args=(*args, item_prior, rater_prior, bias_prior),
         jac=True,
         method="L-BFGS-B",
-        options={"maxiter": max_iter, "ftol": 1e-12, "gtol": 1e-7},
+        options={"maxiter": max_iter, "ftol": 1e-10, "gtol": 1e-6},
     )
     x = result.x
     choices = np.bincount(rater_codes, weights=weight, minlength=n_raters)
