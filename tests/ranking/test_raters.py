@@ -183,6 +183,10 @@ def board_order(frame: pd.DataFrame, factor: pd.Series | None = None) -> pd.Seri
     return bradley_terry.fit(comparisons[comparisons["weight"] > 0], ci=None)["theta"]
 
 
+def spearman(theta: pd.Series, truth: pd.Series) -> float:
+    return float(stats.spearmanr(theta.reindex(truth.index), truth).statistic)
+
+
 def test_random_raters_get_low_reliability_and_the_weighted_board_keeps_the_clean_order():
     clean, weighted, plain, gaps = [], [], [], []
     for seed in range(6):
@@ -194,12 +198,9 @@ def test_random_raters_get_low_reliability_and_the_weighted_board_keeps_the_clea
                     - quality.loc[noisy, "reliability"].mean())  # fmt: skip
         factor = raters.judgment_weights(frame, quality, "reliability")
 
-        def rho(theta: pd.Series) -> float:
-            return float(stats.spearmanr(theta.reindex(truth.index), truth).statistic)
-
-        clean.append(rho(board_order(honest)))
-        weighted.append(rho(board_order(frame, factor)))
-        plain.append(rho(board_order(frame)))
+        clean.append(spearman(board_order(honest), truth))
+        weighted.append(spearman(board_order(frame, factor), truth))
+        plain.append(spearman(board_order(frame), truth))
     assert min(gaps) > 0.2  # every honest rater above the random raters' mean
     assert np.mean(weighted) >= np.mean(clean) - 0.01
     assert np.mean(weighted) >= np.mean(plain) - 0.005
