@@ -16,8 +16,8 @@ reply strengths (precision ``item_prior``: replies seen by a handful of raters s
 on γ (precision ``rater_prior``: a rater with few verdicts stays near the middle instead of
 at 0 or 1) and, firmer, on q (``bias_prior``: a rater who judges on quality shows no side
 preference to estimate, so their bias stays near 1/2). Ties carry no choice and are left out
-of the fit (the model has none); a verdict whose side shown is unknown (imported) keeps its quality term and reads the bias term
-as 1/2. With no priors the log-likelihood is crowd-kit's ``_compute_log_likelihood`` exactly
+of the fit (the model has none); a verdict whose side shown is unknown (imported) keeps its
+quality term and reads the bias term as 1/2. With no priors the log-likelihood is crowd-kit's ``_compute_log_likelihood`` exactly
 (``tests/ranking/test_raters.py`` checks both, and the fit against the maximum of crowd-kit's
 objective).
 
