@@ -17,9 +17,9 @@ on γ (precision ``rater_prior``: a rater with few verdicts stays near the middl
 at 0 or 1) and, firmer, on q (``bias_prior``: a rater who judges on quality shows no side
 preference to estimate, so their bias stays near 1/2). Ties carry no choice and are left out
 of the fit (the model has none); a verdict whose side shown is unknown (imported) keeps its
-quality term and reads the bias term as 1/2. With no priors the log-likelihood is crowd-kit's ``_compute_log_likelihood`` exactly
-(``tests/ranking/test_raters.py`` checks both, and the fit against the maximum of crowd-kit's
-objective).
+quality term and reads the bias term as 1/2. With no priors the log-likelihood is exactly
+crowd-kit's ``_compute_log_likelihood`` (``tests/ranking/test_raters.py`` checks it, and the fit
+against the maximum of crowd-kit's objective).
 
 **The outlier test** follows Chatbot Arena's test for anomalous users (Chiang et al. 2024,
 section 5): each verdict gets a p-value against the other verdicts on the same item (here the
