@@ -114,7 +114,9 @@ def _prepared(
     if lengths is not None and len(frame):
         words = lengths.reindex(frame["item"].to_numpy())
         a, b = words["words_a"].to_numpy(dtype=float), words["words_b"].to_numpy(dtype=float)
-        frame["longer"] = np.where(a > b, "a", np.where(b > a, "b", None))
+        longer = np.full(len(frame), None, dtype=object)
+        longer[a > b], longer[b > a] = "a", "b"
+        frame["longer"] = longer
     families = system_families or {}
     frame["family_a"] = frame["system_a"].astype(str).map(families).fillna("").to_numpy()
     frame["family_b"] = frame["system_b"].astype(str).map(families).fillna("").to_numpy()
@@ -226,7 +228,8 @@ def held_out_majority(human: pd.DataFrame, min_human: int) -> pd.Series:
     ordered = np.sort(others, axis=1)
     strict = (ordered[:, -1] > ordered[:, -2]) & (others.sum(axis=1) >= max(min_human, 1))
     top = np.asarray(CATEGORIES, dtype=object)[others.argmax(axis=1)]
-    return pd.Series(np.where(strict, top, None), index=human.index, dtype=object)
+    top[~strict] = None
+    return pd.Series(top, index=human.index).astype(object)
 
 
 def first_shown_rate(verdicts: pd.DataFrame) -> float | None:

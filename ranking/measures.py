@@ -220,16 +220,12 @@ def study_quality_compute(
 ) -> dict[str, Any]:
     """The ``study_quality`` section from the fitted ``boards`` (judges -> leaderboard result,
     at least human and llm) and per-cohort boards fitted here on the same bootstrap recipe."""
-    tables = {name: _table(result) for name, result in boards.items()}
-    moments = {name: _moments(result) for name, result in boards.items()}
-    separability = {
-        name: _separability(table) for name, table in tables.items() if table is not None
+    tables = {
+        name: table for name, result in boards.items() if (table := _table(result)) is not None
     }
-    comparisons = [
-        (b, r, label)
-        for b, r, label in BOARD_PAIRS
-        if tables.get(b) is not None and tables.get(r) is not None
-    ]
+    moments = {name: _moments(result) for name, result in boards.items()}
+    separability = {name: _separability(table) for name, table in tables.items()}
+    comparisons = [(b, r, label) for b, r, label in BOARD_PAIRS if b in tables and r in tables]
     cohort_tables, cohort_moments = _cohort_boards(study, data, params)
     tables.update(cohort_tables)
     moments.update(cohort_moments)
@@ -267,7 +263,7 @@ def study_quality_compute(
                 "judgments": int(boards[name].get("n_judgments") or 0),
             }
             for name, table in tables.items()
-            if name in boards and table is not None
+            if name in boards
         },
     }
 

@@ -82,23 +82,27 @@ def agreement_with_confidence(
 
 
 def _bounds(table: pd.DataFrame, system: str) -> tuple[float, float]:
-    return float(table.at[system, "ci_low"]), float(table.at[system, "ci_high"])
+    low, high = table.loc[system, ["ci_low", "ci_high"]].to_numpy(dtype=float)
+    return float(low), float(high)
 
 
 def pair_rank_brier(moments: pd.DataFrame, reference: pd.Series) -> tuple[float | None, int]:
     """(Brier score, pairs) of the board's bootstrap ``moments`` (indexed by system: ``mean``,
     ``var``) against the ``reference`` Elo per system."""
-    shared = sorted(s for s in moments.index if s in reference.index)
+    shared = sorted(str(s) for s in moments.index if s in reference.index)
+    mean = moments["mean"].astype(float).to_dict()
+    var = moments["var"].astype(float).to_dict()
+    ref = reference.astype(float).to_dict()
     errors = []
     for a, b in combinations(shared, 2):
-        spread = math.sqrt(float(moments.at[a, "var"]) + float(moments.at[b, "var"]))
-        difference = float(moments.at[a, "mean"]) - float(moments.at[b, "mean"])
+        spread = math.sqrt(var[a] + var[b])
+        difference = mean[a] - mean[b]
         p_below = (
             float(stats.norm(loc=difference, scale=spread).cdf(0.0))
             if spread > 0
             else (1.0 if difference < 0 else 0.0 if difference > 0 else 0.5)
         )
-        label = float(reference[a] < reference[b])
+        label = float(ref[a] < ref[b])
         errors.append((label - p_below) ** 2)
     return (float(np.mean(errors)) if errors else None), len(errors)
 
@@ -160,12 +164,13 @@ def separation_factors(table: pd.DataFrame) -> list[float | None]:
     estimate: ((upper margin of the lower system + lower margin of the higher) / gap)². Sorted;
     None (never) where the two estimates are equal."""
     rows = table.dropna(subset=["elo", "ci_low", "ci_high"])
+    elo = rows["elo"].to_numpy(dtype=float)
+    low, high = rows["ci_low"].to_numpy(dtype=float), rows["ci_high"].to_numpy(dtype=float)
     factors: list[float] = []
-    for a, b in combinations(rows.index, 2):
-        high, low = (a, b) if rows.at[a, "elo"] >= rows.at[b, "elo"] else (b, a)
-        gap = float(rows.at[high, "elo"] - rows.at[low, "elo"])
-        width = float(rows.at[high, "elo"] - rows.at[high, "ci_low"])
-        width += float(rows.at[low, "ci_high"] - rows.at[low, "elo"])
+    for a, b in combinations(range(len(rows)), 2):
+        top, bottom = (a, b) if elo[a] >= elo[b] else (b, a)
+        gap = float(elo[top] - elo[bottom])
+        width = float((elo[top] - low[top]) + (high[bottom] - elo[bottom]))
         factors.append(math.inf if gap <= 0 else (max(width, 0.0) / gap) ** 2)
     factors.sort()
     return [None if math.isinf(f) else f for f in factors]
