@@ -154,6 +154,27 @@ class Study(models.Model):
         "the plain one (length in words, questions asked, list items, markdown). None: no "
         "style-controlled board.",
     )
+    # How the leaderboard weighs each rater (ranking.raters): by the rater model's reliability,
+    # without the raters the sequential outlier test flags, or alike (the default).
+    rater_weights = models.CharField(
+        max_length=16,
+        choices=[
+            ("none", "Every rater alike"),
+            ("reliability", "By each rater's reliability"),
+            ("no-outliers", "Without the raters flagged as outliers"),
+        ],
+        default="none",
+        help_text="How the leaderboard weighs human raters: alike, by the reliability the rater "
+        "model gives each of them, or leaving out the raters whose verdicts the sequential "
+        "outlier test flags. The raters page shows both for every rater.",
+    )
+    # What the study aims for (ranking.study_quality.judgments_needed): the share of system
+    # pairs the human board should separate at 95 %; read when a page shows the study's grade.
+    target_separability = models.FloatField(
+        default=0.8,
+        help_text="Share of system pairs the human board should tell apart at 95 % (0.8 = "
+        "80 %). The leaderboard says how many judgments that is projected to need.",
+    )
     # Cohorts (completions.cohorts): "crowd" and "clinician" always exist; these are extra.
     cohort_labels = models.CharField(
         max_length=500,

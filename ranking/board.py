@@ -25,7 +25,7 @@ from typing import Any, cast
 
 import pandas as pd
 
-from . import bradley_terry, humans, report, verdicts
+from . import bradley_terry, humans, report, study_quality, verdicts
 
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {
@@ -96,6 +96,8 @@ def comparisons_from_judgments(
         weights,
         winner=judgments["winner"],
     )
+    if "rater_weight" in judgments.columns:  # the study's rater weights (ranking.raters)
+        weight = weight * judgments["rater_weight"].to_numpy(dtype=float)
     if combined == "by_source" and rule is not None:
         weight = weight * verdicts.source_factors(judgments["judge_kind"], weight, rule)
     # `.array` keeps each column's dtype: categories stay integer codes, never per-row strings.
@@ -296,6 +298,8 @@ def board(
         "warnings": notes + fit_warnings,
         "systems": rows,
         "human_rows": derived,
+        # Each system's bootstrap Elo, summarised for the study's grade (ranking.study_quality).
+        "bootstrap_moments": study_quality.draw_moments(fitted.draws),
     }
     result.update(
         report.analysis_sections(

@@ -253,6 +253,7 @@ def analysis_settings(study: Study) -> dict[str, Any]:
         "anchor": study.leaderboard_anchor or None,
         "family_aliases": dict(sorted((study.family_aliases or {}).items())),
         "style_features": list(study.style_features or []),
+        "rater_weights": study.rater_weights,
     }
 
 

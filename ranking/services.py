@@ -37,7 +37,7 @@ from completions.families import aliases_merged
 from completions.models import Study
 from labelling import selectors as label_selectors
 
-from . import board, categories, llm_judges, plots, selectors, style_board, verdicts
+from . import board, categories, llm_judges, measures, plots, selectors, style_board, verdicts
 from .models import (
     JudgeFilter,
     LeaderboardSnapshot,
@@ -90,6 +90,8 @@ class StudyData:
     anchor: str | None = None
     style_features: list[str] = field(default_factory=list)
     pair_texts: pd.DataFrame | None = None  # per pair, its two texts (style features read them)
+    rater_weights: str = "none"  # the study's setting (ranking.raters.RATER_WEIGHTS)
+    rater_quality: pd.DataFrame | None = None  # the rater model, fitted once when first needed
 
     def select(
         self, *, judges: str = "all", subset: str = "all", raw: bool = False
@@ -136,6 +138,7 @@ def study_data_load(study: Study, *, state: dict[str, Any] | None = None) -> Stu
         style_features=list(study.style_features or []),
         # Texts are read only when a style-controlled board is fitted.
         pair_texts=selectors.pair_texts_frame(study) if study.style_features else None,
+        rater_weights=study.rater_weights,
     )
 
 
@@ -158,7 +161,12 @@ def leaderboard_from_data(
 ) -> dict[str, Any]:
     """The leaderboard JSON (contract shape plus human rows and sections) for one filter."""
     params = _with_study_settings(data, params)
-    judgments = data.select(judges=judges, subset=subset)
+    judgments = measures.weighted_judgments(
+        data.select(judges=judges, subset=subset),
+        data=data,
+        study=study,
+        mode=params["rater_weights"],
+    )
     split = None
     if subset == "all":
         split = {
@@ -217,6 +225,8 @@ def _with_study_settings(data: StudyData, params: dict[str, Any]) -> dict[str, A
         params["anchor"] = data.anchor
     if params.get("style") is None and data.style_features:
         params["style"] = list(data.style_features)
+    if params.get("rater_weights") is None:
+        params["rater_weights"] = data.rater_weights
     return params
 
 
@@ -443,6 +453,9 @@ def snapshot_refit_study(
                 params=params,
             )
         )
+    measures.measures_attach(
+        study=study, data=data, snapshots=snapshots, params=_board_params(data, "default", None)
+    )
     logger.info("refit %s (%s): snapshots %s", study.slug, trigger, [s.pk for s in snapshots])
     _design_refresh(study, data)
     return snapshots

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from celery import current_app
@@ -14,8 +14,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from completions.access import access_study_for_admin, study_admin_required
+from completions.models import Study
 
-from . import plots, selectors, services, tables
+from . import measures, plots, selectors, services, tables
 from .forms import Filters, LeaderboardFilterForm
 
 if TYPE_CHECKING:
@@ -30,6 +31,12 @@ def _filters(request: HttpRequest) -> Filters | None:
 def _suffix(filters: Filters) -> str:
     name = f"{filters['judges']}-{filters['subset']}"
     return name if filters["preset"] == "default" else f"{name}-{filters['preset']}"
+
+
+def _grade(result: dict[str, Any], study: Study) -> dict[str, Any] | None:
+    """The stored study grade, with what the study's target separability needs."""
+    section = result.get("study_quality")
+    return measures.study_quality_served(section, study.target_separability) if section else None
 
 
 @require_GET
@@ -56,6 +63,7 @@ def leaderboard_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         "plots": [(name, alt) for name, (_, alt) in plots.PLOTS.items()],
         "tables": list(tables.TABLES),
         "docs_url": settings.HEART_DOCS_URL,
+        "grade": _grade(result, study),
     }
     # A history-restore request needs the whole page, a filter change only the results.
     fragment = request.htmx and not request.htmx.history_restore_request

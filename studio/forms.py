@@ -47,6 +47,8 @@ GROUPS = {
         "leaderboard_anchor",
         "family_aliases",
         "style_features",
+        "rater_weights",
+        "target_separability",
     ],
 }
 
@@ -90,7 +92,13 @@ class StudyForm(forms.ModelForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # The analysis settings have defaults: a form posted without them keeps those.
-        for name in ("llm_games", "human_majority_min", "human_weight_share"):
+        for name in (
+            "llm_games",
+            "human_majority_min",
+            "human_weight_share",
+            "rater_weights",
+            "target_separability",
+        ):
             self.fields[name].required = False
         if self.instance.pk:
             self.initial["family_aliases"] = format_aliases(self.instance.family_aliases or {})
@@ -132,6 +140,17 @@ class StudyForm(forms.ModelForm):
                 "A share strictly between 0 and 1: 0.5 weighs humans and LLM judges equally."
             )
         return share
+
+    def clean_rater_weights(self) -> str:
+        return self.cleaned_data.get("rater_weights") or "none"
+
+    def clean_target_separability(self) -> float:
+        target = self.cleaned_data.get("target_separability")
+        if target is None:
+            return Study._meta.get_field("target_separability").default
+        if not 0 < target <= 1:
+            raise forms.ValidationError("A share above 0 and at most 1: 0.8 means 80 % of pairs.")
+        return target
 
     def clean_human_majority_min(self) -> int:
         value = self.cleaned_data.get("human_majority_min")

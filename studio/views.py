@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 import itertools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -23,8 +23,9 @@ from completions.access import access_study_for_admin, study_admin_required
 from completions.cohort_selectors import cohort_rows
 from completions.cohorts import cohort_links
 from completions.csv_safe import safe_row
-from completions.models import StudyStatus
+from completions.models import Study, StudyStatus
 from core.roles import role
+from ranking.selectors import snapshot_latest
 from studio.formats import schema_text
 from studio.material_formats import EXAMPLES, Detection
 from studio.models import ImportJob, ImportKind
@@ -286,6 +287,13 @@ def _design_plan(study, preview, planner: PlannerForm):
 # --- Raters: pay and clean ------------------------------------------------------------------
 
 
+def _rater_quality(study: Study) -> dict[str, Any]:
+    """The rater model the latest human board's refit stored (read, never fitted here)."""
+    snapshot = snapshot_latest(study, judges="human", subset="all")
+    section = snapshot.result.get("rater_quality") if snapshot is not None else None
+    return {"rater_quality": section, "rater_quality_at": snapshot and snapshot.created_at}
+
+
 @require_GET
 @study_admin_required
 def raters(request: HttpRequest, slug: str) -> HttpResponse:
@@ -296,6 +304,7 @@ def raters(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "study": study,
             "rows": selectors.rater_rows(study=study),
+            **_rater_quality(study),
             "cohort_rows": cohort_rows(
                 study=study,
                 people=Rater.objects.filter(study=study),

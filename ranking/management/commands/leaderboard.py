@@ -13,7 +13,7 @@ from ranking.models import JudgeFilter, Preset, RefitTrigger, SubsetFilter
 
 AXES = ("H", "E", "A", "R", "T")
 #: Options that change the fit: they cannot be read back from a stored snapshot.
-FIT_OPTIONS = ("ci", "ties", "weights", "rounds", "seed", "anchor")
+FIT_OPTIONS = ("ci", "ties", "weights", "rounds", "seed", "anchor", "rater_weights")
 
 
 class Command(BaseCommand):
@@ -48,6 +48,12 @@ class Command(BaseCommand):
         parser.add_argument("--ci", choices=["fisher", "paper", "bootstrap", "none"])
         parser.add_argument("--ties", choices=["half", "davidson", "drop"])
         parser.add_argument("--weights", choices=["normalized", "raw", "none"])
+        parser.add_argument(
+            "--rater-weights",
+            choices=["none", "reliability", "no-outliers"],
+            help="How human raters weigh (the rater model): alike, by reliability, or without "
+            "the outliers (default: the study's setting).",
+        )
         parser.add_argument("--rounds", type=int, help="Bootstrap rounds (with --ci bootstrap).")
         parser.add_argument("--seed", type=int)
         parser.add_argument(
@@ -186,6 +192,7 @@ class Command(BaseCommand):
                 seed=options["seed"],
                 anchor=options["anchor"],
                 style=self._style(options),
+                rater_weights=options["rater_weights"],
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc

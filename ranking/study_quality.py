@@ -1,0 +1,195 @@
+"""The study graded: can its boards separate the systems, do two boards agree, how reliable is
+the order, and how many judgments would reach the admin's target. Pure numpy/pandas/scipy.
+
+Separability with confidence, agreement with confidence and the pair-rank Brier score are
+arena-hard-auto's benchmark-of-benchmarks measures (T. Li et al., "From Crowdsourced Data to
+High-Quality Benchmarks: Arena-Hard and BenchBuilder Pipeline", 2024; the notebook
+``notebook/benchmark_statistics.ipynb`` of lmarena/arena-hard-auto), computed on the same
+bootstrap output the board's intervals come from:
+
+- ``separability``: 1 − (system pairs whose 95 % intervals overlap) / (all system pairs). Two
+  intervals overlap when, taking the one with the lower lower bound first, the other's lower
+  bound is below its upper bound (touching intervals do not overlap). arena-hard's notebook
+  also skips a pair whose two intervals are bit-for-bit identical to a pair already counted;
+  here every pair counts once, identical intervals included.
+- ``agreement_with_confidence(board, reference)``: over the system pairs the *reference*
+  separates (intervals not overlapping: overlap = max(0, min of the uppers − max of the
+  lowers) is 0), 1 when the board separates them in the same order, 1/2 when the board's
+  intervals overlap, 0 when it separates them the other way; the mean.
+- ``pair_rank_brier(board, reference)``: for each pair (a, b) of systems both rate, in name
+  order, the board's probability that a ranks below b, Φ(−(m_a − m_b)/√(v_a + v_b)) with m and
+  v the mean and (population) variance of each system's bootstrap Elo, scored against 1 when
+  the reference's Elo of a is below b's; the mean squared error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+#: Random halves of the source conversations drawn for the split-half reliability.
+SPLITS = 20
+
+
+def overlapping_pairs(lower: Sequence[float], upper: Sequence[float]) -> tuple[int, int]:
+    """(system pairs whose intervals overlap, all system pairs)."""
+    intervals = sorted(zip(lower, upper, strict=True), key=lambda bounds: bounds[0])
+    overlapping = 0
+    for i, (_, first_upper) in enumerate(intervals):
+        for later_lower, _ in intervals[i + 1 :]:
+            if later_lower < first_upper:
+                overlapping += 1
+            else:
+                break  # sorted by lower bound: no later interval starts before this one ends
+    k = len(intervals)
+    return overlapping, k * (k - 1) // 2
+
+
+def separability(lower: Sequence[float], upper: Sequence[float]) -> float | None:
+    """Share of system pairs whose intervals do not overlap (None under two systems)."""
+    overlapping, total = overlapping_pairs(lower, upper)
+    return None if total == 0 else 1.0 - overlapping / total
+
+
+def _overlap(a: tuple[float, float], b: tuple[float, float]) -> float:
+    return max(0.0, min(a[1], b[1]) - max(a[0], b[0]))
+
+
+def agreement_with_confidence(
+    board: pd.DataFrame, reference: pd.DataFrame
+) -> tuple[float | None, int]:
+    """(agreement, reference-separated pairs) of two tables indexed by system with ``ci_low``
+    and ``ci_high``; None when the reference separates no pair."""
+    shared = [s for s in board.index if s in reference.index]
+    count, total = 0.0, 0
+    for a, b in combinations(shared, 2):
+        score_a, score_b = _bounds(board, a), _bounds(board, b)
+        ref_a, ref_b = _bounds(reference, a), _bounds(reference, b)
+        if _overlap(ref_a, ref_b) > 0:
+            continue
+        total += 1
+        if _overlap(score_a, score_b) > 0:
+            count += 0.5
+        elif (score_a < score_b and ref_a < ref_b) or (score_a > score_b and ref_a > ref_b):
+            count += 1
+    return (count / total if total else None), total
+
+
+def _bounds(table: pd.DataFrame, system: str) -> tuple[float, float]:
+    low, high = table.loc[system, ["ci_low", "ci_high"]].to_numpy(dtype=float)
+    return float(low), float(high)
+
+
+def pair_rank_brier(moments: pd.DataFrame, reference: pd.Series) -> tuple[float | None, int]:
+    """(Brier score, pairs) of the board's bootstrap ``moments`` (indexed by system: ``mean``,
+    ``var``) against the ``reference`` Elo per system."""
+    shared = sorted(str(s) for s in moments.index if s in reference.index)
+    mean = moments["mean"].astype(float).to_dict()
+    var = moments["var"].astype(float).to_dict()
+    ref = reference.astype(float).to_dict()
+    errors = []
+    for a, b in combinations(shared, 2):
+        spread = math.sqrt(var[a] + var[b])
+        difference = mean[a] - mean[b]
+        p_below = (
+            float(stats.norm(loc=difference, scale=spread).cdf(0.0))
+            if spread > 0
+            else (1.0 if difference < 0 else 0.0 if difference > 0 else 0.5)
+        )
+        label = float(ref[a] < ref[b])
+        errors.append((label - p_below) ** 2)
+    return (float(np.mean(errors)) if errors else None), len(errors)
+
+
+def draw_moments(draws: pd.DataFrame | None) -> dict[str, dict[str, float]]:
+    """Per system, the mean and population variance of its bootstrap Elo draws."""
+    if draws is None or draws.empty:
+        return {}
+    return {
+        str(name): {"mean": float(np.nanmean(column)), "var": float(np.nanvar(column))}
+        for name, column in draws.items()
+    }
+
+
+def split_half(
+    comparisons: pd.DataFrame,
+    fit: Callable[[pd.DataFrame], pd.Series],
+    *,
+    splits: int = SPLITS,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Split-half reliability of the board's order: the source conversations (``cluster``, else
+    ``context``, else each comparison) are dealt at random into two halves, each half fitted
+    (``fit`` returns Elo per system), and the Spearman correlation of the two halves' Elo over
+    the systems both rate is averaged over ``splits`` deals; ``value`` is that mean corrected to
+    the whole study's size by the Spearman–Brown formula 2r / (1 + r)."""
+    units = _units(comparisons)
+    labels = np.unique(units)
+    if len(labels) < 4:
+        return {"value": None, "half_correlation": None, "splits": 0}
+    rng = np.random.default_rng(seed)
+    correlations = []
+    for _ in range(splits):
+        first = set(rng.permutation(labels)[: len(labels) // 2])
+        in_first = np.isin(units, list(first))
+        left, right = fit(comparisons[in_first]), fit(comparisons[~in_first])
+        shared = left.index.intersection(right.index)
+        if len(shared) >= 3:
+            rho = stats.spearmanr(left[shared], right[shared]).statistic
+            if not math.isnan(rho):
+                correlations.append(float(rho))
+    if not correlations:
+        return {"value": None, "half_correlation": None, "splits": 0}
+    r = float(np.mean(correlations))
+    value = 2 * r / (1 + r) if r > -1 else None
+    return {"value": value, "half_correlation": r, "splits": len(correlations)}
+
+
+def _units(comparisons: pd.DataFrame) -> np.ndarray:
+    for column in ("cluster", "context"):
+        if column in comparisons.columns:
+            return comparisons[column].astype(str).to_numpy()
+    return np.arange(len(comparisons)).astype(str)
+
+
+def separation_factors(table: pd.DataFrame) -> list[float | None]:
+    """Per system pair, by how much the study's judgments would have to be multiplied for the
+    two intervals to stop overlapping, if each interval narrows as 1/√(judgments) around its
+    estimate: ((upper margin of the lower system + lower margin of the higher) / gap)². Sorted;
+    None (never) where the two estimates are equal."""
+    rows = table.dropna(subset=["elo", "ci_low", "ci_high"])
+    elo = rows["elo"].to_numpy(dtype=float)
+    low, high = rows["ci_low"].to_numpy(dtype=float), rows["ci_high"].to_numpy(dtype=float)
+    factors: list[float] = []
+    for a, b in combinations(range(len(rows)), 2):
+        top, bottom = (a, b) if elo[a] >= elo[b] else (b, a)
+        gap = float(elo[top] - elo[bottom])
+        width = float((elo[top] - low[top]) + (high[bottom] - elo[bottom]))
+        factors.append(math.inf if gap <= 0 else (max(width, 0.0) / gap) ** 2)
+    factors.sort()
+    return [None if math.isinf(f) else f for f in factors]
+
+
+def judgments_needed(
+    factors: Sequence[float | None], n_judgments: int, target: float
+) -> dict[str, Any]:
+    """The judgments a board would need for ``target`` separability (share of system pairs),
+    projected from ``separation_factors``: the smallest multiple of the study's judgments at
+    which that share of pairs no longer overlap. ``additional`` is what remains to be
+    collected (0 when the target is met); None when the target needs pairs whose estimates are
+    equal (no number of judgments separates them)."""
+    result: dict[str, Any] = {"target": target, "judgments": n_judgments}
+    if not factors:
+        return dict(result, needed=None, additional=None)
+    k = max(1, math.ceil(target * len(factors) - 1e-9))
+    factor = factors[k - 1]
+    if factor is None:
+        return dict(result, needed=None, additional=None)
+    needed = math.ceil(n_judgments * max(factor, 1.0))
+    return dict(result, needed=needed, additional=max(needed - n_judgments, 0))
