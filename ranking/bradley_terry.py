@@ -57,7 +57,8 @@ OUTPUT_COLUMNS = [
 ]
 
 TieModel = Literal["half", "davidson"]
-CiMethod = Literal["fisher", "paper", "bootstrap"]
+CiMethod = Literal["fisher", "paper", "bootstrap", "sandwich"]
+CI_METHODS = ("fisher", "paper", "bootstrap", "sandwich")
 StrengthWeights = Literal["none", "raw", "normalized"]
 
 
@@ -562,8 +563,10 @@ def fit_detailed(
     """:func:`fit`, keeping the bootstrap rounds (see :class:`Fit`)."""
     if len(comparisons) == 0:
         return Fit(pd.DataFrame(columns=OUTPUT_COLUMNS, index=pd.Index([], name="system")))
-    if ci not in ("fisher", "paper", "bootstrap", None):
-        raise ValueError(f"ci must be 'fisher', 'paper', 'bootstrap' or None, not {ci!r}")
+    if ci not in (*CI_METHODS, None):
+        raise ValueError(f"ci must be one of {', '.join(CI_METHODS)} or None, not {ci!r}")
+    if ci == "sandwich" and ties != "half":
+        raise ValueError("sandwich intervals need ties counted as half a win (ties='half')")
     enc = _encode(comparisons)
     anchor_at = _anchor_index(enc.systems, anchor)
     agg = _aggregate_encoded(enc, ties)
@@ -579,7 +582,11 @@ def fit_detailed(
             enc, comparisons, theta, ties, bootstrap_rounds, seed, alpha, prior, anchor_at
         )
     else:
-        covariance = _elo_covariance(hess, k, anchor_at) if ci == "fisher" else None
+        covariance = None
+        if ci == "fisher":
+            covariance = _elo_covariance(hess, k, anchor_at)
+        elif ci == "sandwich":
+            covariance = _elo_covariance(hess, k, anchor_at, meat=_sandwich_meat(enc, theta))
         se = _asymptotic_se(ci, covariance, agg)
         z = stats.norm.ppf(1.0 - alpha / 2.0)
         low, high = elo - z * se, elo + z * se
@@ -605,14 +612,42 @@ def _anchor_index(systems: pd.Index, anchor: str | None) -> int | None:
     return at
 
 
-def _elo_covariance(hess: np.ndarray, k: int, anchor_at: int | None) -> np.ndarray:
+def _elo_covariance(
+    hess: np.ndarray, k: int, anchor_at: int | None, *, meat: np.ndarray | None = None
+) -> np.ndarray:
     """Covariance of the Elo ratings (Elo^2) from the observed information: of theta minus its
-    mean, or with an anchor of theta minus the anchor's theta (the anchor's own is 0)."""
-    cov = _centred_covariance(hess, k)
+    mean, or with an anchor of theta minus the anchor's theta (the anchor's own is 0).
+
+    With ``meat`` (the summed outer products of the comparisons' score vectors, see
+    :func:`_sandwich_meat`) it is the robust "sandwich" H^-1 M H^-1 instead of H^-1."""
+    if meat is None:
+        cov = _centred_covariance(hess, k)
+    else:
+        bread = _centred_covariance(hess, k)
+        cov = bread @ meat @ bread
     if anchor_at is not None:
         column = cov[:, anchor_at : anchor_at + 1]
         cov = cov - column - column.T + cov[anchor_at, anchor_at]
     return ELO_SCALE**2 * cov
+
+
+def _sandwich_meat(enc: _Encoded, theta: np.ndarray) -> np.ndarray:
+    """Sum over comparisons of g g', g = w (y - p) (e_a - e_b) the comparison's score (its
+    gradient of the half-tie log-likelihood), y = 1, 1/2, 0 for a win of a, a tie, a win of b.
+
+    This is arena-rank's "sandwich" meat (``BradleyTerry.compute_hessian_and_covariance``):
+    every comparison its own unit, whatever it shares with others. The meat, unlike the
+    information, sees what a weight does (a verdict of weight 2 is one verdict, not two) and
+    that a tie carries less surprise than a win."""
+    k = len(enc.systems)
+    y = np.array([1.0, 0.0, 0.5])[enc.outcome]
+    p = _sigmoid(theta[enc.a] - theta[enc.b])
+    squared = (enc.weight * (y - p)) ** 2
+    cell = np.bincount(enc.a * k + enc.b, weights=squared, minlength=k * k).reshape(k, k)
+    pair = cell + cell.T
+    meat: np.ndarray = -pair
+    np.fill_diagonal(meat, pair.sum(axis=1))
+    return meat
 
 
 def _asymptotic_se(

@@ -36,6 +36,17 @@ from scipy import sparse, stats
 from . import bootstrap
 from .bradley_terry import DEFAULT_PRIOR, ELO_SCALE, WINNER_CODES
 
+#: A ridge: one precision for every parameter, or one per parameter (systems, then features).
+Prior = float | np.ndarray
+#: Style recipes: ours (antisymmetric covariates, the board's weights) and arena-rank's
+#: ContextualBradleyTerry defaults (see :func:`arena_recipe`).
+RECIPES = ("heart", "arena")
+#: arena-rank's defaults: ``ContextualPairDataset.from_pandas(min_pair_count=50)`` and
+#: ``ContextualBradleyTerry(reg=1.0, hessian_reg=1e-5)``.
+ARENA_MIN_PAIR_COUNT = 50
+ARENA_REG = 1.0
+ARENA_HESSIAN_REG = 1e-5
+
 _LIST_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*+\u2022]|\d+[.)])[ \t]+\S")
 _MARKDOWN = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+\S|\*\*[^*\n]+\*\*|__[^_\n]+__")
 
@@ -236,18 +247,17 @@ def _eta(design: _Design, params: np.ndarray) -> np.ndarray:
 
 
 def _loss(
-    design: _Design, params: np.ndarray, weight: np.ndarray, score: np.ndarray, prior: float
+    design: _Design, params: np.ndarray, weight: np.ndarray, score: np.ndarray, prior: Prior
 ) -> np.ndarray:
     """Penalised negative log-likelihood of each round: sum W log(1 + e^eta) - S eta."""
     eta = _eta(design, params)
-    loss: np.ndarray = (weight * np.logaddexp(0.0, eta) - score * eta).sum(axis=1) + 0.5 * prior * (
-        params**2
-    ).sum(axis=1)
+    fit = (weight * np.logaddexp(0.0, eta) - score * eta).sum(axis=1)
+    loss: np.ndarray = fit + 0.5 * (prior * params**2).sum(axis=1)
     return loss
 
 
 def _newton_step(
-    design: _Design, params: np.ndarray, weight: np.ndarray, score: np.ndarray, prior: float
+    design: _Design, params: np.ndarray, weight: np.ndarray, score: np.ndarray, prior: Prior
 ) -> tuple[np.ndarray, np.ndarray]:
     k, f = design.k, design.x.shape[1]
     rounds = params.shape[0]
@@ -282,7 +292,7 @@ def newton(
     weight: np.ndarray,
     score: np.ndarray,
     start: np.ndarray,
-    prior: float,
+    prior: Prior,
     *,
     tol: float = 1e-10,
     max_iter: int = 100,
@@ -321,7 +331,7 @@ def _backtrack(
     step: np.ndarray,
     weight: np.ndarray,
     score: np.ndarray,
-    prior: float,
+    prior: Prior,
 ) -> np.ndarray:
     """Per round, the step scale (1, 1/2, 1/4 ...) whose penalised loss is no worse."""
     loss = _loss(design, params, weight, score, prior)
@@ -352,6 +362,31 @@ class StyleFit:
     unit: str | None = None
 
 
+def arena_recipe(
+    comparisons: pd.DataFrame, names: list[str], *, reg: float = ARENA_REG
+) -> tuple[pd.DataFrame, float]:
+    """arena-rank's ``ContextualPairDataset`` defaults applied to our comparisons: each covariate
+    centred and standardised over the comparisons (population SD; the normalised difference
+    it is made from is the same up to scale, so ours can be re-standardised), and each weight
+    multiplied by the inverse-propensity weight 1 / max(n_pair, 50) of its system pair, n_pair
+    the comparisons of that (unordered) pair, then scaled to mean 1. Returns the comparisons
+    and the ridge precision on the coefficients in our summed likelihood: arena-rank adds
+    reg / 2 |beta|^2 to the *mean* weighted log-likelihood, n reg / 2 |beta|^2 to the sum."""
+    out = comparisons.copy()
+    for name in names:
+        column = out[name].to_numpy(dtype=float)
+        sd = column.std()
+        out[name] = (column - column.mean()) / (sd if sd > 0 else 1.0)
+    a = out["system_a"].astype(str).to_numpy()
+    b = out["system_b"].astype(str).to_numpy()
+    pair = pd.Series(np.where(a < b, a + "\x1f" + b, b + "\x1f" + a))
+    counts = pair.map(pair.value_counts()).to_numpy(dtype=float)
+    weight = out["weight"].to_numpy(dtype=float) if "weight" in out.columns else 1.0
+    weight = weight / np.maximum(counts, ARENA_MIN_PAIR_COUNT)
+    out["weight"] = weight / weight.mean()
+    return out, len(out) * reg
+
+
 def fit(
     comparisons: pd.DataFrame,
     names: list[str],
@@ -362,14 +397,29 @@ def fit(
     alpha: float = 0.05,
     prior: float = DEFAULT_PRIOR,
     anchor: str | None = None,
+    recipe: str = "heart",
 ) -> StyleFit:
     """Fit Bradley–Terry with the covariate columns ``names`` of ``comparisons`` (see the module
     doc; :func:`covariates` makes them). ``ci``: "bootstrap" (percentile intervals over resampled
-    clusters, else contexts, else comparisons), "fisher" (observed information) or None."""
+    clusters, else contexts, else comparisons), "fisher" (observed information), "sandwich"
+    (robust, every comparison its own unit, as arena-rank) or None.
+
+    ``recipe``: "heart" (the covariates and weights as given) or "arena" (arena-rank's
+    ``ContextualBradleyTerry`` defaults, :func:`arena_recipe`: centred and standardised
+    covariates, inverse-propensity weights, a ridge of precision 1 on the coefficients against
+    the mean log-likelihood; its sandwich leaves the ridge out of the bread and takes it out of
+    the meat, as arena-rank's ``compute_hessian_and_covariance`` does)."""
+    if recipe not in RECIPES:
+        raise ValueError(f"recipe must be one of {', '.join(RECIPES)}, not {recipe!r}")
+    k_names = len(names)
+    ridge = 0.0
+    if recipe == "arena":
+        comparisons, ridge = arena_recipe(comparisons, names)
     items = items_from(comparisons, names, seed=seed)
     design = _Design.of(items)
-    k, f = items.k, len(names)
-    params, hess = newton(design, items.weight[None], items.score[None], np.zeros(k + f), prior)
+    k, f = items.k, k_names
+    precision = np.concatenate([np.full(k, prior), np.full(f, prior + ridge)])
+    params, hess = newton(design, items.weight[None], items.score[None], np.zeros(k + f), precision)
     theta, beta = params[0, :k], params[0, k:]
     anchor_at = None if anchor is None else _position(items.systems, anchor)
     elo = bootstrap.point_elo(theta, anchor_at)
@@ -379,7 +429,7 @@ def fit(
     unit: str | None = None
     extra = {"clusters": np.full(k, np.nan), "ci_mc_error": np.full(k, np.nan)}
     if ci == "bootstrap":
-        thetas, betas = _bootstrap(items, design, params[0], bootstrap_rounds, seed, prior)
+        thetas, betas = _bootstrap(items, design, params[0], bootstrap_rounds, seed, precision)
         mask = bootstrap.reference_systems(items.clusters)
         elo_draws = bootstrap.round_elos(thetas, theta, reference=mask, anchor=anchor_at)
         low, high = bootstrap.percentile_interval(elo_draws, alpha)
@@ -393,8 +443,18 @@ def fit(
         draws = pd.DataFrame(elo_draws, columns=items.systems)
         reference = [str(s) for s in items.systems[mask]] if anchor is None else [anchor]
         unit = items.unit_kind
-    elif ci == "fisher":
+    elif ci in ("fisher", "sandwich"):
         cov = _covariance(hess[0], k)
+        if ci == "sandwich":
+            bread_hess = hess[0].copy()
+            index = np.arange(k + f)
+            bread_hess[k + index[:f], k + index[:f]] -= ridge
+            if recipe == "arena":
+                bread_hess[index, index] += len(comparisons) * ARENA_HESSIAN_REG
+            bread = _covariance(bread_hess, k)
+            meat = _sandwich_meat(comparisons, names, items, params[0])
+            meat[k:, k:] -= ridge**2 / max(len(comparisons), 1) * np.outer(beta, beta)
+            cov = bread @ meat @ bread
         se_theta = _elo_se(cov[:k, :k], anchor_at)
         se, low, high = se_theta, elo - z * se_theta, elo + z * se_theta
         b_se = np.sqrt(np.clip(np.diag(cov)[k:], 0.0, None))
@@ -416,8 +476,35 @@ def fit(
     return StyleFit(table, coefficients, draws=draws, reference=reference, unit=unit)
 
 
+def _sandwich_meat(
+    comparisons: pd.DataFrame, names: list[str], items: Items, params: np.ndarray
+) -> np.ndarray:
+    """Sum over comparisons of g g', g = w (y - p) z its score, z = (e_a - e_b, x): every
+    comparison its own unit (arena-rank's meat)."""
+    k = items.k
+    a = items.systems.get_indexer(comparisons["system_a"].astype(str))
+    b = items.systems.get_indexer(comparisons["system_b"].astype(str))
+    x = comparisons[names].to_numpy(dtype=float) if names else np.zeros((len(a), 0))
+    weight = (
+        comparisons["weight"].to_numpy(dtype=float)
+        if "weight" in comparisons.columns
+        else np.ones(len(a))
+    )
+    y = comparisons["winner"].astype(str).map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy(float)
+    eta = params[a] - params[b] + x @ params[k:]
+    g = weight * (y - 0.5 * (1.0 + np.tanh(0.5 * eta)))
+    rows = np.arange(len(a))
+    z = sparse.csr_matrix(
+        (np.concatenate([g, -g]), (np.concatenate([rows, rows]), np.concatenate([a, b]))),
+        shape=(len(a), k),
+    )
+    scores = sparse.hstack([z, sparse.csr_matrix(g[:, None] * x)]).tocsr()
+    meat: np.ndarray = np.asarray((scores.T @ scores).todense())
+    return meat
+
+
 def _bootstrap(
-    items: Items, design: _Design, start: np.ndarray, rounds: int, seed: int, prior: float
+    items: Items, design: _Design, start: np.ndarray, rounds: int, seed: int, prior: Prior
 ) -> tuple[np.ndarray, np.ndarray]:
     n_items = len(items.a)
     by_column = items.units.T.tocsr()
