@@ -189,6 +189,12 @@ def _encode(comparisons: pd.DataFrame) -> _Encoded:
     return _Encoded(systems, a, b, _encode_outcome(comparisons["winner"]), weight)
 
 
+def encode(comparisons: pd.DataFrame) -> _Encoded:
+    """Comparisons as integer codes (systems, outcome 0 = a won, 1 = b won, 2 = tie) and
+    weights: what :func:`interval_of` and the coverage simulation (`ranking.coverage`) read."""
+    return _encode(comparisons)
+
+
 def _cells(enc: _Encoded) -> np.ndarray:
     """Flat index of each comparison's (system_a, system_b, outcome) cell."""
     k = len(enc.systems)
@@ -442,6 +448,39 @@ def _check_graph(agg: Aggregate) -> None:
         _warn_separation(agg, strong, n_strong)
 
 
+def unbounded_systems(comparisons: pd.DataFrame, *, ties: TieModel = "half") -> dict[str, str]:
+    """The systems the data cannot place, each with the reason: outside the largest group of
+    systems compared with each other, or in a group that always won or always lost against
+    the rest (no finite maximum-likelihood estimate: only the prior holds their Elo)."""
+    if len(comparisons) == 0:
+        return {}
+    agg = aggregate(comparisons, ties=ties)
+    beats = coo_matrix((agg.wins + agg.ties) > 0)
+    n_weak, weak = connected_components(beats, directed=True, connection="weak")
+    out: dict[str, str] = {}
+    if n_weak > 1:
+        main = np.bincount(weak).argmax()
+        for i in np.flatnonzero(weak != main):
+            out[str(agg.systems[i])] = "never compared with the main group of systems"
+    inside = weak == np.bincount(weak).argmax()
+    n_strong, strong = connected_components(beats, directed=True, connection="strong")
+    won = (agg.wins + agg.ties) > 0
+    for comp in range(n_strong):
+        members = (strong == comp) & inside
+        if not members.any() or members.sum() == inside.sum():
+            continue
+        others = inside & ~members
+        if not won[others][:, members].any():
+            reason = "always won against the others: no finite estimate"
+        elif not won[members][:, others].any():
+            reason = "always lost against the others: no finite estimate"
+        else:
+            continue
+        for i in np.flatnonzero(members):
+            out.setdefault(str(agg.systems[i]), reason)
+    return out
+
+
 def _names(systems: Iterable[object]) -> str:
     """System names in words for a message: "a", "a and b", "a, b and c"."""
     names = [str(name) for name in systems]
@@ -599,6 +638,26 @@ def fit_detailed(
         info["anchor"] = str(enc.systems[anchor_at])
     table = _result_frame(agg, theta, elo, se, low, high, info, extra)
     return Fit(table, result.draws, result.reference, result.unit, result.covariance)
+
+
+def interval_of(
+    enc: _Encoded, outcome: np.ndarray, *, ci: CiMethod, alpha: float = 0.05
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(Elo, low, high) of the half-tie fit of ``enc``'s design with ``outcome`` in place of its
+    own, by an asymptotic method ("fisher", "sandwich" or "paper"), mean-centred: the fast path
+    the coverage simulation (`ranking.coverage`) refits thousands of times."""
+    sim = _Encoded(enc.systems, enc.a, enc.b, outcome, enc.weight)
+    agg = _aggregate_encoded(sim, "half")
+    theta, hess, _ = fit_matrix(agg.wins, prior=DEFAULT_PRIOR)
+    k = len(theta)
+    if ci == "paper":
+        se = _asymptotic_se("paper", None, agg)
+    else:
+        meat = _sandwich_meat(sim, theta) if ci == "sandwich" else None
+        se = np.sqrt(np.clip(np.diag(_elo_covariance(hess, k, None, meat=meat)), 0.0, None))
+    elo = bootstrap.point_elo(theta)
+    z = stats.norm.ppf(1.0 - alpha / 2.0)
+    return elo, elo - z * se, elo + z * se
 
 
 def _anchor_index(systems: pd.Index, anchor: str | None) -> int | None:

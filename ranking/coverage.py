@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from . import bradley_terry
+
 ELO_SCALE = 400.0 / math.log(10.0)
 ELO_BASE = 1500.0
 
@@ -121,6 +123,63 @@ def coverage(
         mean_width=float(np.mean(widths)) if widths else math.nan,
         per_system={s: float(np.mean(h)) for s, h in hits.items() if h},
         skipped=skipped,
+    )
+
+
+def acceptable(rate: float, level: float = 0.95, tolerance: float = 0.03) -> bool:
+    """Whether a measured coverage is within ``tolerance`` of the nominal ``level``."""
+    return not math.isnan(rate) and abs(rate - level) <= tolerance
+
+
+def formula_coverage(
+    comparisons: pd.DataFrame,
+    theta: pd.Series,
+    *,
+    ci: bradley_terry.CiMethod,
+    alpha: float = 0.05,
+    replicates: int = 200,
+    seed: int = 0,
+    min_n: int = 0,
+) -> Coverage:
+    """The coverage of an asymptotic interval ("paper", "fisher", "sandwich") on the design of
+    ``comparisons`` if ``theta`` (say, the board's own estimate) were the truth: every verdict
+    drawn anew as in :func:`simulate`, each kind of judge tying as often as it did here, and
+    each replicate fitted on the fast path (:func:`ranking.bradley_terry.interval_of`). Rows
+    with fewer than ``min_n`` comparisons are not counted (the board shows no interval there)."""
+    enc = bradley_terry.encode(comparisons)
+    kinds = (
+        comparisons["judge_kind"].astype(str).to_numpy()
+        if "judge_kind" in comparisons.columns
+        else np.full(len(comparisons), "all")
+    )
+    tie = np.zeros(len(comparisons))
+    for kind in np.unique(kinds):
+        mine = kinds == kind
+        tie[mine] = float((enc.outcome[mine] == 2).mean())
+    strengths = theta.reindex(enc.systems.astype(str)).to_numpy(dtype=float)
+    expected = 0.5 * (1.0 + np.tanh(0.5 * (strengths[enc.a] - strengths[enc.b])))
+    tie = np.minimum(tie, 2.0 * np.minimum(expected, 1.0 - expected))
+    p_a = expected - tie / 2.0
+    truth = ELO_SCALE * (strengths - strengths.mean()) + ELO_BASE
+    counted = np.bincount(enc.a, minlength=len(strengths)) + np.bincount(
+        enc.b, minlength=len(strengths)
+    )
+    shown = counted >= min_n
+    rng = np.random.default_rng([seed, 29])
+    covered = intervals = 0
+    widths = []
+    for _ in range(replicates):
+        u = rng.random(len(p_a))
+        outcome = np.where(u < p_a, 0, np.where(u < p_a + tie, 2, 1))
+        _, low, high = bradley_terry.interval_of(enc, outcome, ci=ci, alpha=alpha)
+        covered += int(((low <= truth) & (truth <= high))[shown].sum())
+        intervals += int(shown.sum())
+        widths.append(float((high - low)[shown].mean()) if shown.any() else math.nan)
+    return Coverage(
+        intervals=intervals,
+        covered=covered,
+        mean_width=float(np.nanmean(widths)) if intervals else math.nan,
+        skipped=int((~shown).sum()) * replicates,
     )
 
 

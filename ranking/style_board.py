@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from . import board, style
+from . import board, bradley_terry, style
 from .bradley_terry import BradleyTerryWarning
 from .verdicts import VerdictRule
 
@@ -26,6 +26,13 @@ STYLE_NOTE = (
     "divided by its root mean square, so a coefficient is the change in log-odds of winning "
     "per standard deviation of that difference. A positive coefficient means judges prefer the "
     "reply with more of it."
+)
+ARENA_NOTE = (
+    "Each system's Elo under LMArena's recipe (arena-rank's ContextualBradleyTerry defaults): "
+    "the normalised differences (a − b)/(a + b) centred and standardised, each comparison "
+    "weighed by the inverse of its system pair's count (at least 50), and the coefficients "
+    "shrunk by a ridge of 1 against the mean log-likelihood. Centring makes which reply is "
+    "stored first act as an intercept; the HEART recipe does not centre."
 )
 
 
@@ -87,7 +94,8 @@ def style_section(
         notes.append("ties count as half a win here (Davidson's tie model has no covariates)")
     if len(comparisons) == 0:
         return {"style": {}, "style_control": None}
-    ci = params["ci"] if params["ci"] in ("bootstrap", "fisher") else "fisher"
+    ci = params["ci"] if params["ci"] in ("bootstrap", "sandwich", "fisher") else "sandwich"
+    recipe = params.get("style_recipe") or "heart"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BradleyTerryWarning)
         fitted = style.fit(
@@ -98,21 +106,33 @@ def style_section(
             seed=params["seed"],
             alpha=params["alpha"],
             anchor=anchor,
+            recipe=recipe,
         )
     notes += [str(w.message) for w in caught]
     level = round(100 * (1 - params["alpha"]))
-    interval = {"method": ci, "level": level, "unit": fitted.unit}
+    interval: dict[str, Any] = {
+        "method": ci,
+        "level": level,
+        "nominal_level": level,
+        "unit": fitted.unit,
+        "min_comparisons": board.MIN_COMPARISONS,
+    }
     if ci == "bootstrap":
         interval.update(rounds=params["bootstrap_rounds"], centred_on=fitted.reference)
+    interval["label"] = board.interval_label(interval)
+    unbounded = bradley_terry.unbounded_systems(comparisons)
     return {
         "style": coefficient_rows(fitted.coefficients),
         "style_control": {
             "features": used,
             "requested": names,
             "dropped": dropped,
-            "systems": board.system_rows(fitted.table, systems),
+            "systems": board.system_rows(
+                fitted.table, systems, min_n=board.MIN_COMPARISONS, unbounded=unbounded
+            ),
             "interval": interval,
-            "note": STYLE_NOTE,
+            "recipe": recipe,
+            "note": STYLE_NOTE if recipe == "heart" else ARENA_NOTE,
             "warnings": notes,
         },
     }
