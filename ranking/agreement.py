@@ -149,8 +149,9 @@ def fleiss_kappa(
     """Fleiss' kappa over categories a / tie / b of ``column`` ("winner" or "axis_H" ...).
 
     Counts the verdicts of judges of ``kind`` (None: all judges) per item, every item in both
-    orientations (see the module doc); items with fewer than two verdicts are dropped; unequal numbers of raters per item are handled
-    by the varying-raters formula (see :func:`fleiss_kappa_table`). NaN with no items.
+    orientations (see the module doc); items with fewer than two verdicts are dropped;
+    unequal numbers of raters per item are handled by the varying-raters formula (see
+    :func:`fleiss_kappa_table`). NaN with no items.
     """
     verdicts = _verdicts(judgments, kind, column)
     if verdicts.empty:
@@ -190,11 +191,12 @@ def krippendorff_alpha(
 ) -> float:
     """Krippendorff's alpha of the overall verdict on the 5-point scale (paper 9.9).
 
-    Verdicts are mapped by :func:`five_point_scale`, one per judge and item, every item counted
-    in both orientations (see the module doc). Ordinal by default (ties sit in the middle of the scale); "interval" and "nominal" also work.
-    Computed from each item's counts of the five values (see :func:`alpha_from_counts`),
-    which is what the `krippendorff` package computes from the judges x items matrix, without
-    building that matrix. NaN when no item has two or more verdicts, or a single value occurs.
+    Verdicts are mapped by :func:`five_point_scale`, one per judge and item, every item
+    counted in both orientations (see the module doc). Ordinal by default (ties sit in the
+    middle of the scale); "interval" and "nominal" also work. Computed from each item's counts
+    of the five values (see :func:`alpha_from_counts`), which is what the `krippendorff`
+    package computes from the judges x items matrix, without building that matrix. NaN when
+    no item has two or more verdicts, or a single value occurs.
     """
     rows = judgments if kind in (None, "all") else judgments[judgments["judge_kind"] == kind]
     rows = rows.assign(scale=five_point_scale(rows)).dropna(subset=["scale"])
