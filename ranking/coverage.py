@@ -82,7 +82,9 @@ def simulate(
     b = theta.reindex(design["system_b"].astype(str)).to_numpy()
     if np.isnan(a).any() or np.isnan(b).any():
         raise ValueError("every system of the design needs a strength")
-    expected = 0.5 * (1.0 + np.tanh(0.5 * (a - b)))  # σ(θ_a − θ_b)
+    # An ``offset`` column (say, a known style effect beta x) adds to the logit.
+    offset = design["offset"].to_numpy(dtype=float) if "offset" in design.columns else 0.0
+    expected = 0.5 * (1.0 + np.tanh(0.5 * (a - b + offset)))  # σ(θ_a − θ_b + offset)
     # Pr(tie) may not exceed twice the weaker side's expected score.
     tie = np.minimum(tie, 2.0 * np.minimum(expected, 1.0 - expected))
     p_a = expected - tie / 2.0
