@@ -47,6 +47,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "anchor": None,
         "best_human": "cross_fit",
         "combined": "by_source",
+        "min_comparisons": MIN_COMPARISONS,
+        "min_source_judgments": MIN_SOURCE_JUDGMENTS,
     },
     "paper": {
         "preset": "paper",
@@ -59,6 +61,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "anchor": None,
         "best_human": "in_sample",
         "combined": "by_count",
+        "min_comparisons": MIN_COMPARISONS,
+        "min_source_judgments": MIN_SOURCE_JUDGMENTS,
     },
 }
 PRESET_NOTES = {
@@ -306,7 +310,7 @@ def split_section(
         rows = system_rows(
             table,
             pd.DataFrame(columns=["kind", "family"]),
-            min_n=MIN_COMPARISONS,
+            min_n=min_rows(params),
             unbounded=bradley_terry.unbounded_systems(comparisons),
         )
         keys = ("system", "elo", "ci_low", "ci_high", "n", "too_few")
@@ -319,6 +323,12 @@ def split_section(
             ],
         }
     return split
+
+
+def min_rows(params: dict[str, Any]) -> int:
+    """The comparisons a row needs on this board (``MIN_COMPARISONS`` unless the caller set
+    another, e.g. `leaderboard --min-comparisons`)."""
+    return int(params.get("min_comparisons", MIN_COMPARISONS))
 
 
 def quick_params(params: dict[str, Any]) -> dict[str, Any]:
@@ -369,7 +379,7 @@ def board(
     else:
         fitted, fit_warnings = fit_board(comparisons, params, anchor=anchor)
         unbounded = bradley_terry.unbounded_systems(comparisons)
-        rows = system_rows(fitted.table, systems, min_n=MIN_COMPARISONS, unbounded=unbounded)
+        rows = system_rows(fitted.table, systems, min_n=min_rows(params), unbounded=unbounded)
         derived = human_rows(comparisons, systems, fitted, params, anchor, notes)
     result = {
         "n_comparisons": len(comparisons),
@@ -460,22 +470,27 @@ def source_counts(
             "human_verdict_vs_llm_verdict": per_verdict,
             "strengths": params["weights"],
         },
-        "minimum_per_source": MIN_SOURCE_JUDGMENTS if judges == "all" else None,
+        "minimum_per_source": (
+            int(params.get("min_source_judgments", MIN_SOURCE_JUDGMENTS))
+            if judges == "all"
+            else None
+        ),
     }
 
 
 def combined_short(counts: dict[str, Any]) -> str | None:
     """Why a combined board is not shown (a source that judged, but less than the minimum)."""
+    minimum = counts.get("minimum_per_source") or MIN_SOURCE_JUDGMENTS
     short = [
         f"{label} {counts[kind]}"
         for kind, label in (("human", "human judgments"), ("llm", "LLM judgments"))
-        if 0 < counts[kind] < MIN_SOURCE_JUDGMENTS
+        if 0 < counts[kind] < minimum
     ]
     if not short or not (counts["human"] and counts["llm"]):
         return None
     return (
         f"too few judgments for a combined board: {' and '.join(short)}, fewer than the "
-        f"{MIN_SOURCE_JUDGMENTS} each source needs before humans and LLM judges are shown "
+        f"{minimum} each source needs before humans and LLM judges are shown "
         "together; read the human and the LLM boards apart"
     )
 
@@ -509,7 +524,7 @@ def interval_note(
         "level": nominal if method else None,
         "nominal_level": nominal,
         "unit": fitted.unit,
-        "min_comparisons": MIN_COMPARISONS,
+        "min_comparisons": min_rows(params),
     }
     if method == "bootstrap":
         note["rounds"] = params["bootstrap_rounds"]
@@ -524,7 +539,7 @@ def interval_note(
             alpha=params["alpha"],
             replicates=COVERAGE_REPLICATES,
             seed=params.get("seed", 0),
-            min_n=MIN_COMPARISONS,
+            min_n=min_rows(params),
         )
         rate = measured.rate
         note["coverage"] = {

@@ -109,7 +109,7 @@ def _board(
     table_rows = board.system_rows(
         fitted.table,
         systems,
-        min_n=board.MIN_COMPARISONS,
+        min_n=board.min_rows(params),
         unbounded=bradley_terry.unbounded_systems(comparisons),
     )
     report.add_axes(table_rows, rows[rows["winner"] != "tie"] if quick["ties"] == "drop" else rows)

@@ -83,7 +83,7 @@ def _interval(params: dict[str, Any]) -> dict[str, Any]:
         "level": level,
         "nominal_level": level,
         "unit": None,
-        "min_comparisons": board.MIN_COMPARISONS,
+        "min_comparisons": board.min_rows(params),
     }
     return dict(note, label=board.interval_label(note))
 

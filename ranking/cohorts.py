@@ -81,7 +81,7 @@ def cohort_board(judgments: pd.DataFrame, params: dict[str, Any]) -> tuple[pd.Da
     )
     table = fitted.table.copy()
     unbounded = bradley_terry.unbounded_systems(comparisons)
-    table["too_few"] = (table["n"] < board.MIN_COMPARISONS) | table.index.isin(list(unbounded))
+    table["too_few"] = (table["n"] < board.min_rows(params)) | table.index.isin(list(unbounded))
     return table, messages
 
 

@@ -115,7 +115,7 @@ def style_section(
         "level": level,
         "nominal_level": level,
         "unit": fitted.unit,
-        "min_comparisons": board.MIN_COMPARISONS,
+        "min_comparisons": board.min_rows(params),
     }
     if ci == "bootstrap":
         interval.update(rounds=params["bootstrap_rounds"], centred_on=fitted.reference)
@@ -128,7 +128,7 @@ def style_section(
             "requested": names,
             "dropped": dropped,
             "systems": board.system_rows(
-                fitted.table, systems, min_n=board.MIN_COMPARISONS, unbounded=unbounded
+                fitted.table, systems, min_n=board.min_rows(params), unbounded=unbounded
             ),
             "interval": interval,
             "recipe": recipe,

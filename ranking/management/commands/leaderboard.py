@@ -13,7 +13,18 @@ from ranking.models import JudgeFilter, Preset, RefitTrigger, SubsetFilter
 
 AXES = ("H", "E", "A", "R", "T")
 #: Options that change the fit: they cannot be read back from a stored snapshot.
-FIT_OPTIONS = ("ci", "interval", "style_recipe", "ties", "weights", "rounds", "seed", "anchor")
+FIT_OPTIONS = (
+    "ci",
+    "interval",
+    "style_recipe",
+    "ties",
+    "weights",
+    "rounds",
+    "seed",
+    "anchor",
+    "min_comparisons",
+    "min_per_source",
+)
 
 
 class Command(BaseCommand):
@@ -68,6 +79,20 @@ class Command(BaseCommand):
         parser.add_argument("--weights", choices=["normalized", "raw", "none"])
         parser.add_argument("--rounds", type=int, help="Bootstrap rounds (with --ci bootstrap).")
         parser.add_argument("--seed", type=int)
+        parser.add_argument(
+            "--min-comparisons",
+            type=int,
+            metavar="N",
+            help="Comparisons a row needs for an Elo and an interval (default 20); rows below "
+            "are shown as too few judgments.",
+        )
+        parser.add_argument(
+            "--min-per-source",
+            type=int,
+            metavar="N",
+            help="Counted judgments each source (humans, LLM judges) needs before the combined "
+            "board is shown (default 50).",
+        )
         parser.add_argument(
             "--snapshot", action="store_true", help="Also store the fit as a leaderboard snapshot."
         )
@@ -206,6 +231,8 @@ class Command(BaseCommand):
                 options["preset"],
                 ci=options["interval"] or options["ci"],
                 style_recipe=options["style_recipe"],
+                min_comparisons=options["min_comparisons"],
+                min_source_judgments=options["min_per_source"],
                 ties=options["ties"],
                 weights=options["weights"],
                 bootstrap_rounds=options["rounds"],
