@@ -41,12 +41,16 @@ def with_covariates(
 ) -> tuple[pd.DataFrame, list[str], dict[str, str]]:
     """``comparisons`` (carrying ``item``, the pair) with one covariate column per usable
     feature; the features used and why the others were left out."""
-    texts = pair_texts.reindex(comparisons["item"].to_numpy())
-    counts = {side: style.text_features(texts[f"text_{side}"], names) for side in ("a", "b")}
-    for frame in counts.values():
-        frame.index = comparisons.index
+    # Each pair's texts are counted once (a pair has several verdicts), then spread to its rows.
+    items, row_of = np.unique(comparisons["item"].to_numpy(), return_inverse=True)
+    texts = pair_texts.reindex(items)
+    counts = {}
+    for side in ("a", "b"):
+        per_item = style.text_features(texts[f"text_{side}"], names)
+        counts[side] = pd.DataFrame(per_item.to_numpy()[row_of], columns=per_item.columns)
+        counts[side].index = comparisons.index
     covariates, dropped = style.covariates(counts["a"], counts["b"])
-    unknown = texts["text_a"].isna().to_numpy() | texts["text_b"].isna().to_numpy()
+    unknown = texts["text_a"].isna().to_numpy()[row_of] | texts["text_b"].isna().to_numpy()[row_of]
     if unknown.all():
         return comparisons, [], {n: "no comparison has both texts" for n in names}
     used = [n for n in names if n in covariates.columns]
