@@ -369,6 +369,7 @@ def board(
     comparisons = _comparisons(judgments, params, rule, judges=judges)
     anchor, notes = _anchor(params.get("anchor"), comparisons)
     counts = source_counts(judgments, comparisons, params, rule, judges=judges)
+    counts["label"] = judges_label(counts)
     short = combined_short(counts) if judges == "all" else None
     if short:
         notes.append(short)
@@ -476,6 +477,25 @@ def source_counts(
             else None
         ),
     }
+
+
+def judges_label(counts: dict[str, Any]) -> str:
+    """Which judges a board counts and how they are weighed, in one sentence."""
+    weights = counts.get("weights") or {}
+    parts = []
+    for kind, label in (("human", "human"), ("llm", "LLM")):
+        if counts.get(kind):
+            share = weights.get(f"{kind}_share")
+            weight = f" ({round(100 * share)}% of the weight)" if share is not None else ""
+            parts.append(f"{counts[kind]:,} {label} judgments{weight}")
+    text = " and ".join(parts) or "no judgments"
+    if counts.get("human") and counts.get("llm"):
+        ratio = weights.get("human_verdict_vs_llm_verdict")
+        if weights.get("scheme") == "by_source":
+            text += f", weighed by source: one human verdict weighs {ratio}× one LLM verdict"
+        else:
+            text += ", every verdict weighed alike (by its strength)"
+    return text
 
 
 def combined_short(counts: dict[str, Any]) -> str | None:

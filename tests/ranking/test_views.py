@@ -22,7 +22,7 @@ from tests.factories.ranking import (
     judge,
 )
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("few_judgments_shown")]
 
 
 @pytest.fixture(autouse=True)

@@ -28,7 +28,7 @@ from ranking.services import leaderboard_compute
 from studio.downloads.release import release_verify
 from tests.factories import JudgmentFactory, QualityCheckItemFactory, StudyFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("few_judgments_shown")]
 
 SYSTEMS = {"model-a": 1.0, "model-b": 0.4, "model-c": 0.0, "human-w": 0.6}
 PROLIFIC_ID = "5f0123456789abcdef012345"

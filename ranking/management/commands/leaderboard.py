@@ -295,7 +295,7 @@ def render_table(result: dict[str, Any]) -> str:
         f"excluded raters={result['n_excluded_raters']}",
     ]
     if result.get("counts"):
-        lines.append(f"Judges counted: {judges_counted(result['counts'])}")
+        lines.append(f"Judges counted: {result['counts'].get('label')}")
     if result.get("anchor"):
         lines.append(f"Anchor: {result['anchor']} (Elo fixed at 1500)")
     if interval:
@@ -333,22 +333,6 @@ def render_table(result: dict[str, Any]) -> str:
     lines.extend(f"warning: {message}" for message in result.get("warnings", []))
     lines += _style_lines(result) + _by_lines(result)
     return "\n".join(lines) + "\n"
-
-
-def judges_counted(counts: dict[str, Any]) -> str:
-    """Which judges a board counts and how they are weighed, in one line."""
-    weights = counts.get("weights") or {}
-    parts = []
-    for kind, label in (("human", "human"), ("llm", "LLM")):
-        if counts.get(kind):
-            share = weights.get(f"{kind}_share")
-            weight = f", {round(100 * share)}% of the weight" if share is not None else ""
-            parts.append(f"{counts[kind]} {label} judgments{weight}")
-    text = "; ".join(parts) or "no judgments"
-    if weights.get("scheme") == "by_source" and counts.get("human") and counts.get("llm"):
-        ratio = weights.get("human_verdict_vs_llm_verdict")
-        text += f" (weighed by source: one human verdict weighs {ratio}× one LLM verdict)"
-    return text
 
 
 def _style_lines(result: dict[str, Any]) -> list[str]:
