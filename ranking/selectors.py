@@ -15,6 +15,7 @@ from django.db.models import (
     F,
     Max,
     OuterRef,
+    Q,
     QuerySet,
     Subquery,
     Sum,
@@ -184,8 +185,11 @@ def context_category_keys(study: Study) -> list[str]:
             keys.update(
                 k for k, v in metadata.items() if isinstance(v, str | int | bool) and v != ""
             )
-    # An ESConv field is offered only when some context has a value for it.
-    fields = [f for f in CONTEXT_CATEGORY_FIELDS if contexts.exclude(**{f: ""}).exists()]
+    # An ESConv field is offered only when some context has a value for it (one query).
+    present = contexts.aggregate(
+        **{f: Count("id", filter=~Q(**{f: ""})) for f in CONTEXT_CATEGORY_FIELDS}
+    )
+    fields = [f for f in CONTEXT_CATEGORY_FIELDS if present[f]]
     return [*fields, *sorted(keys - set(CONTEXT_CATEGORY_FIELDS))]
 
 
