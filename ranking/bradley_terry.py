@@ -465,9 +465,13 @@ def unbounded_systems(comparisons: pd.DataFrame, *, ties: TieModel = "half") -> 
     inside = weak == np.bincount(weak).argmax()
     n_strong, strong = connected_components(beats, directed=True, connection="strong")
     won = (agg.wins + agg.ties) > 0
+    # The largest group that beat each other every way is the reference: the others are read
+    # against it (if they always won or lost against the rest, only the prior places them).
+    sizes = np.bincount(strong[inside], minlength=n_strong)
+    main_strong = int(sizes.argmax())
     for comp in range(n_strong):
         members = (strong == comp) & inside
-        if not members.any() or members.sum() == inside.sum():
+        if not members.any() or comp == main_strong:
             continue
         others = inside & ~members
         if not won[others][:, members].any():
