@@ -460,8 +460,8 @@ def unbounded_systems(comparisons: pd.DataFrame, *, ties: TieModel = "half") -> 
     out: dict[str, str] = {}
     if n_weak > 1:
         main = np.bincount(weak).argmax()
-        for i in np.flatnonzero(weak != main):
-            out[str(agg.systems[i])] = "never compared with the main group of systems"
+        for name in agg.systems[np.flatnonzero(weak != main)]:
+            out[str(name)] = "never compared with the main group of systems"
     inside = weak == np.bincount(weak).argmax()
     n_strong, strong = connected_components(beats, directed=True, connection="strong")
     won = (agg.wins + agg.ties) > 0
@@ -480,8 +480,8 @@ def unbounded_systems(comparisons: pd.DataFrame, *, ties: TieModel = "half") -> 
             reason = "always lost against the others: no finite estimate"
         else:
             continue
-        for i in np.flatnonzero(members):
-            out.setdefault(str(agg.systems[i]), reason)
+        for name in agg.systems[np.flatnonzero(members)]:
+            out.setdefault(str(name), reason)
     return out
 
 

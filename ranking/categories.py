@@ -19,9 +19,10 @@ from typing import Any
 import pandas as pd
 
 from . import agreement, board, bradley_terry, report
+from .limits import MIN_COMPARISONS
 from .verdicts import VerdictRule
 
-MIN_PER_SYSTEM = board.MIN_COMPARISONS
+MIN_PER_SYSTEM = MIN_COMPARISONS
 NO_CATEGORY = "(none)"
 THRESHOLD_NOTE = (
     f"A system with fewer than {MIN_PER_SYSTEM} comparisons in a category is shown as too few "

@@ -77,7 +77,11 @@ def simulate(
         if "judge_kind" in design.columns
         else np.full(len(design), "human")
     )
-    tie = np.array([shares.get(kind, 0.0) for kind in kinds]) if shares else np.zeros(len(design))
+    tie = (
+        np.array([shares.get(str(kind), 0.0) for kind in kinds])
+        if shares
+        else np.zeros(len(design))
+    )
     a = theta.reindex(design["system_a"].astype(str)).to_numpy()
     b = theta.reindex(design["system_b"].astype(str)).to_numpy()
     if np.isnan(a).any() or np.isnan(b).any():
@@ -115,7 +119,7 @@ def coverage(
             if bool(row.get("too_few", False)) or pd.isna(row["ci_low"]):
                 skipped += 1
                 continue
-            value = truth[system]
+            value = float(truth.loc[str(system)])
             hits[str(system)].append(bool(row["ci_low"] <= value <= row["ci_high"]))
             widths.append(float(row["ci_high"] - row["ci_low"]))
     flat = [hit for system_hits in hits.values() for hit in system_hits]

@@ -493,8 +493,8 @@ def _sandwich_meat(
     """Sum over comparisons of g g', g = w (y - p) z its score, z = (e_a - e_b, x): every
     comparison its own unit (arena-rank's meat)."""
     k = items.k
-    a = items.systems.get_indexer(comparisons["system_a"].astype(str))
-    b = items.systems.get_indexer(comparisons["system_b"].astype(str))
+    a = items.systems.get_indexer(pd.Index(comparisons["system_a"].astype(str)))
+    b = items.systems.get_indexer(pd.Index(comparisons["system_b"].astype(str)))
     x = comparisons[names].to_numpy(dtype=float) if names else np.zeros((len(a), 0))
     weight = (
         comparisons["weight"].to_numpy(dtype=float)

@@ -141,7 +141,7 @@ def main() -> int:
         table = leaderboard(judges, board["params"])
         print(f"{'system':30} {'elo':>8} {'released':>9} {'interval':>21} {'released':>21}")
         for system, row in table.sort_values("elo", ascending=False).iterrows():
-            mismatches += compare(system, row, rows.get(system))
+            mismatches += compare(str(system), row, rows.get(str(system)))
         mismatches += len(set(rows) - set(table.index))
     if args.check:
         print("Elo recomputes: yes" if not mismatches else f"Elo recomputes: NO ({mismatches})")
