@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
@@ -41,12 +42,13 @@ def with_covariates(
 ) -> tuple[pd.DataFrame, list[str], dict[str, str]]:
     """``comparisons`` (carrying ``item``, the pair) with one covariate column per usable
     feature; the features used and why the others were left out."""
-    # Each pair's texts are counted once (a pair has several verdicts), then spread to its rows.
+    # Each pair's texts are counted once per load of the study (every board and the judges'
+    # audit of a refit read the same counts), then spread to the comparisons' rows.
     items, row_of = np.unique(comparisons["item"].to_numpy(), return_inverse=True)
     texts = pair_texts.reindex(items)
     counts = {}
     for side in ("a", "b"):
-        per_item = style.text_features(texts[f"text_{side}"], names)
+        per_item = pair_feature_counts(pair_texts, side).reindex(items)[names]
         counts[side] = pd.DataFrame(per_item.to_numpy()[row_of], columns=per_item.columns)
         counts[side].index = comparisons.index
     covariates, dropped = style.covariates(counts["a"], counts["b"])
@@ -55,6 +57,26 @@ def with_covariates(
         return comparisons, [], {n: "no comparison has both texts" for n in names}
     used = [n for n in names if n in covariates.columns]
     return comparisons.assign(**{n: covariates[n].to_numpy() for n in used}), used, dropped
+
+
+#: Feature counts of the pairs' texts, per loaded frame (by identity, held weakly): the boards
+#: and audits of one refit read the same frame and count its texts once.
+_COUNTED: dict[int, tuple[weakref.ref[pd.DataFrame], dict[str, pd.DataFrame]]] = {}
+
+
+def pair_feature_counts(pair_texts: pd.DataFrame, side: str) -> pd.DataFrame:
+    """Every style feature counted in each pair's reply ``side`` ("a" or "b"), once per
+    loaded frame."""
+    entry = _COUNTED.get(id(pair_texts))
+    if entry is None or entry[0]() is not pair_texts:
+        for key in [k for k, (ref, _) in _COUNTED.items() if ref() is None]:
+            del _COUNTED[key]
+        entry = (weakref.ref(pair_texts), {})
+        _COUNTED[id(pair_texts)] = entry
+    counted = entry[1]
+    if side not in counted:
+        counted[side] = style.text_features(pair_texts[f"text_{side}"])
+    return counted[side]
 
 
 def coefficient_rows(coefficients: pd.DataFrame) -> dict[str, dict[str, Any]]:
