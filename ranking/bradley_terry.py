@@ -467,8 +467,9 @@ def unbounded_systems(comparisons: pd.DataFrame, *, ties: TieModel = "half") -> 
     won = (agg.wins + agg.ties) > 0
     # The largest group that beat each other every way is the reference: the others are read
     # against it (if they always won or lost against the rest, only the prior places them).
+    # With no such group (every system alone), none is the reference: all one-sided ones go.
     sizes = np.bincount(strong[inside], minlength=n_strong)
-    main_strong = int(sizes.argmax())
+    main_strong = int(sizes.argmax()) if sizes.max() > 1 else -1
     for comp in range(n_strong):
         members = (strong == comp) & inside
         if not members.any() or comp == main_strong:
