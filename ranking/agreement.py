@@ -12,6 +12,12 @@ Input: a judgments DataFrame, one row per verdict, with columns
 * ``shown_left``: "a" | "b" | None, which reply was displayed on the left;
 * optional per-axis verdicts ``axis_H`` .. ``axis_T`` holding "a" | "b" | "tie" | None.
 
+Which reply of a pair is stored as "a" is an accident of storage, so kappa and alpha count every
+pair in both orientations (its verdict counts and their mirror image, a and b swapped): their
+chance agreement then treats "a" and "b" alike, and storing a pair the other way round changes
+no statistic. (Counted once, the shares of "a" and "b" verdicts, and with them chance
+agreement, would move with the storage order.)
+
 Conventions shared by every function here: a verdict category is one of a / tie / b
 (a tie is its own category, never half of something); null verdicts are ignored; a judge
 counts once per item and order shown (``shown_left``): an LLM judge's two position-swapped
@@ -142,14 +148,22 @@ def fleiss_kappa(
 ) -> float:
     """Fleiss' kappa over categories a / tie / b of ``column`` ("winner" or "axis_H" ...).
 
-    Counts the verdicts of judges of ``kind`` (None: all judges) per item; items with
-    fewer than two verdicts are dropped; unequal numbers of raters per item are handled
-    by the varying-raters formula (see :func:`fleiss_kappa_table`). NaN with no items.
+    Counts the verdicts of judges of ``kind`` (None: all judges) per item, every item in both
+    orientations (see the module doc); items with fewer than two verdicts are dropped;
+    unequal numbers of raters per item are handled by the varying-raters formula (see
+    :func:`fleiss_kappa_table`). NaN with no items.
     """
     verdicts = _verdicts(judgments, kind, column)
     if verdicts.empty:
         return math.nan
-    return fleiss_kappa_table(_count_table(verdicts))
+    return fleiss_kappa_table(both_orientations(_count_table(verdicts).to_numpy(dtype=float)))
+
+
+def both_orientations(counts: np.ndarray) -> np.ndarray:
+    """An items x ordered-categories table (a, tie, b; or the 5-point scale) stacked on its
+    mirror image: every pair counted once as stored and once the other way round."""
+    table = np.asarray(counts, dtype=float)
+    return np.vstack([table, table[:, ::-1]])
 
 
 def five_point_scale(judgments: pd.DataFrame) -> pd.Series:
@@ -177,11 +191,12 @@ def krippendorff_alpha(
 ) -> float:
     """Krippendorff's alpha of the overall verdict on the 5-point scale (paper 9.9).
 
-    Verdicts are mapped by :func:`five_point_scale`, one per judge and item. Ordinal by
-    default (ties sit in the middle of the scale); "interval" and "nominal" also work.
-    Computed from each item's counts of the five values (see :func:`alpha_from_counts`),
-    which is what the `krippendorff` package computes from the judges x items matrix, without
-    building that matrix. NaN when no item has two or more verdicts, or a single value occurs.
+    Verdicts are mapped by :func:`five_point_scale`, one per judge and item, every item
+    counted in both orientations (see the module doc). Ordinal by default (ties sit in the
+    middle of the scale); "interval" and "nominal" also work. Computed from each item's counts
+    of the five values (see :func:`alpha_from_counts`), which is what the `krippendorff`
+    package computes from the judges x items matrix, without building that matrix. NaN when
+    no item has two or more verdicts, or a single value occurs.
     """
     rows = judgments if kind in (None, "all") else judgments[judgments["judge_kind"] == kind]
     rows = rows.assign(scale=five_point_scale(rows)).dropna(subset=["scale"])
@@ -190,7 +205,7 @@ def krippendorff_alpha(
         return math.nan
     counts = rows.groupby(["item", "scale"]).size().unstack(fill_value=0)
     counts = counts.reindex(columns=[1.0, 2.0, 3.0, 4.0, 5.0], fill_value=0)
-    return alpha_from_counts(counts.to_numpy(dtype=float), level=level)
+    return alpha_from_counts(both_orientations(counts.to_numpy(dtype=float)), level=level)
 
 
 def alpha_from_counts(counts: np.ndarray, *, level: str = "ordinal") -> float:

@@ -11,14 +11,19 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from . import cohort_services, services, style
+from . import cohort_services, selectors, services, style
 from .models import JudgeFilter, Preset, SubsetFilter
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,99}$")
 
 
 class LeaderboardQuerySerializer(serializers.Serializer[None]):
-    judges = serializers.ChoiceField(choices=JudgeFilter.choices, default=JudgeFilter.ALL)
+    judges = serializers.ChoiceField(
+        choices=JudgeFilter.choices,
+        required=False,
+        help_text="Whose verdicts the board counts. Default: the board the study's design makes "
+        "primary (the human judges' when humans judged, else the LLM judges').",
+    )
     subset = serializers.ChoiceField(choices=SubsetFilter.choices, default=SubsetFilter.ALL)
     preset = serializers.ChoiceField(choices=Preset.choices, default=Preset.DEFAULT)
     style = serializers.CharField(  # type: ignore[assignment]  # a field named like Field.style
@@ -39,7 +44,7 @@ class LeaderboardQuerySerializer(serializers.Serializer[None]):
         required=False,
         max_length=40,
         help_text="One cohort's board (human judges of that cohort, fitted on request with "
-        "Fisher intervals) with its agreement and its agreement with the other cohorts.",
+        "robust intervals) with its agreement and its agreement with the other cohorts.",
     )
 
     def validate_style(self, value: str) -> list[str]:
@@ -54,7 +59,7 @@ class LeaderboardQuerySerializer(serializers.Serializer[None]):
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if attrs.get("cohort") and attrs["judges"] == JudgeFilter.LLM:
+        if attrs.get("cohort") and attrs.get("judges") == JudgeFilter.LLM:
             raise serializers.ValidationError({"cohort": ["A cohort board has human judges only."]})
         return attrs
 
@@ -74,10 +79,15 @@ class SystemRowSerializer(serializers.Serializer[Any]):
     elo = serializers.FloatField(allow_null=True)
     ci_low = serializers.FloatField(allow_null=True)
     ci_high = serializers.FloatField(allow_null=True)
-    rank_low = serializers.IntegerField()
-    rank_high = serializers.IntegerField()
+    rank_low = serializers.IntegerField(allow_null=True)
+    rank_high = serializers.IntegerField(allow_null=True)
     win_rate = serializers.FloatField(allow_null=True)
     n = serializers.IntegerField()
+    too_few = serializers.BooleanField(
+        required=False,
+        help_text="Fewer comparisons than the board's minimum (interval.min_comparisons), or "
+        "no finite estimate: Elo, interval and ranks are null, never a prior-held number.",
+    )
     uncontrolled = serializers.DictField(
         required=False,
         help_text="With `style`: the same system on the uncontrolled board (elo, ci_low, "
@@ -103,7 +113,11 @@ class CategoryBoardSerializer(serializers.Serializer[Any]):
     agreement = serializers.DictField()
     strategies = serializers.DictField(allow_null=True)
     smallest_system_n = serializers.IntegerField()
-    too_few = serializers.BooleanField(help_text="Some system has too few comparisons here.")
+    too_few = serializers.BooleanField(
+        help_text="Too few judgments for a board here (fewer than two systems with the "
+        "minimum number of comparisons)."
+    )
+    interval = serializers.DictField(required=False)
     warnings = serializers.ListField(child=serializers.CharField())
 
 
@@ -116,6 +130,17 @@ class LeaderboardResultSerializer(serializers.Serializer[Any]):
     preset = serializers.CharField()
     status = serializers.ChoiceField(choices=["current", "updating", "computing"])
     n_comparisons = serializers.IntegerField()
+    interval = serializers.DictField(
+        required=False,
+        help_text="What each interval is: method, level (null when the method does not reach "
+        "its nominal level), nominal_level, unit, label, min_comparisons, and for an asymptotic "
+        "formula its measured coverage.",
+    )
+    counts = serializers.DictField(
+        required=False,
+        help_text="Which judges the board counts and how they are weighed: human, llm "
+        "(counted judgments) and weights (scheme, each source's share).",
+    )
     systems = SystemRowSerializer(many=True)
     style = serializers.DictField(  # type: ignore[assignment]  # a field named like Field.style
         child=StyleCoefficientSerializer(),
@@ -149,6 +174,7 @@ def leaderboard_response(request: Request, study: Any) -> Response:
                 {"cohort": [f"No cohort {cohort!r} in this study; cohorts: {known}."]}
             ) from None
         return Response(board)
+    params["judges"] = params.get("judges") or selectors.default_judges(study)
     try:
         return Response(services.leaderboard_served(study, **params))
     except ValueError as exc:

@@ -57,7 +57,8 @@ OUTPUT_COLUMNS = [
 ]
 
 TieModel = Literal["half", "davidson"]
-CiMethod = Literal["fisher", "paper", "bootstrap"]
+CiMethod = Literal["fisher", "paper", "bootstrap", "sandwich"]
+CI_METHODS = ("fisher", "paper", "bootstrap", "sandwich")
 StrengthWeights = Literal["none", "raw", "normalized"]
 
 
@@ -186,6 +187,12 @@ def _encode(comparisons: pd.DataFrame) -> _Encoded:
     else:
         weight = np.ones(len(comparisons))
     return _Encoded(systems, a, b, _encode_outcome(comparisons["winner"]), weight)
+
+
+def encode(comparisons: pd.DataFrame) -> _Encoded:
+    """Comparisons as integer codes (systems, outcome 0 = a won, 1 = b won, 2 = tie) and
+    weights: what :func:`interval_of` and the coverage simulation (`ranking.coverage`) read."""
+    return _encode(comparisons)
 
 
 def _cells(enc: _Encoded) -> np.ndarray:
@@ -441,6 +448,44 @@ def _check_graph(agg: Aggregate) -> None:
         _warn_separation(agg, strong, n_strong)
 
 
+def unbounded_systems(comparisons: pd.DataFrame, *, ties: TieModel = "half") -> dict[str, str]:
+    """The systems the data cannot place, each with the reason: outside the largest group of
+    systems compared with each other, or in a group that always won or always lost against
+    the rest (no finite maximum-likelihood estimate: only the prior holds their Elo)."""
+    if len(comparisons) == 0:
+        return {}
+    agg = aggregate(comparisons, ties=ties)
+    beats = coo_matrix((agg.wins + agg.ties) > 0)
+    n_weak, weak = connected_components(beats, directed=True, connection="weak")
+    out: dict[str, str] = {}
+    if n_weak > 1:
+        main = np.bincount(weak).argmax()
+        for name in agg.systems[np.flatnonzero(weak != main)]:
+            out[str(name)] = "never compared with the main group of systems"
+    inside = weak == np.bincount(weak).argmax()
+    n_strong, strong = connected_components(beats, directed=True, connection="strong")
+    won = (agg.wins + agg.ties) > 0
+    # The largest group that beat each other every way is the reference: the others are read
+    # against it (if they always won or lost against the rest, only the prior places them).
+    # With no such group (every system alone), none is the reference: all one-sided ones go.
+    sizes = np.bincount(strong[inside], minlength=n_strong)
+    main_strong = int(sizes.argmax()) if sizes.max() > 1 else -1
+    for comp in range(n_strong):
+        members = (strong == comp) & inside
+        if not members.any() or comp == main_strong:
+            continue
+        others = inside & ~members
+        if not won[others][:, members].any():
+            reason = "always won against the others: no finite estimate"
+        elif not won[members][:, others].any():
+            reason = "always lost against the others: no finite estimate"
+        else:
+            continue
+        for name in agg.systems[np.flatnonzero(members)]:
+            out.setdefault(str(name), reason)
+    return out
+
+
 def _names(systems: Iterable[object]) -> str:
     """System names in words for a message: "a", "a and b", "a, b and c"."""
     names = [str(name) for name in systems]
@@ -562,8 +607,10 @@ def fit_detailed(
     """:func:`fit`, keeping the bootstrap rounds (see :class:`Fit`)."""
     if len(comparisons) == 0:
         return Fit(pd.DataFrame(columns=OUTPUT_COLUMNS, index=pd.Index([], name="system")))
-    if ci not in ("fisher", "paper", "bootstrap", None):
-        raise ValueError(f"ci must be 'fisher', 'paper', 'bootstrap' or None, not {ci!r}")
+    if ci not in (*CI_METHODS, None):
+        raise ValueError(f"ci must be one of {', '.join(CI_METHODS)} or None, not {ci!r}")
+    if ci == "sandwich" and ties != "half":
+        raise ValueError("sandwich intervals need ties counted as half a win (ties='half')")
     enc = _encode(comparisons)
     anchor_at = _anchor_index(enc.systems, anchor)
     agg = _aggregate_encoded(enc, ties)
@@ -579,7 +626,11 @@ def fit_detailed(
             enc, comparisons, theta, ties, bootstrap_rounds, seed, alpha, prior, anchor_at
         )
     else:
-        covariance = _elo_covariance(hess, k, anchor_at) if ci == "fisher" else None
+        covariance = None
+        if ci == "fisher":
+            covariance = _elo_covariance(hess, k, anchor_at)
+        elif ci == "sandwich":
+            covariance = _elo_covariance(hess, k, anchor_at, meat=_sandwich_meat(enc, theta))
         se = _asymptotic_se(ci, covariance, agg)
         z = stats.norm.ppf(1.0 - alpha / 2.0)
         low, high = elo - z * se, elo + z * se
@@ -594,6 +645,26 @@ def fit_detailed(
     return Fit(table, result.draws, result.reference, result.unit, result.covariance)
 
 
+def interval_of(
+    enc: _Encoded, outcome: np.ndarray, *, ci: CiMethod, alpha: float = 0.05
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(Elo, low, high) of the half-tie fit of ``enc``'s design with ``outcome`` in place of its
+    own, by an asymptotic method ("fisher", "sandwich" or "paper"), mean-centred: the fast path
+    the coverage simulation (`ranking.coverage`) refits thousands of times."""
+    sim = _Encoded(enc.systems, enc.a, enc.b, outcome, enc.weight)
+    agg = _aggregate_encoded(sim, "half")
+    theta, hess, _ = fit_matrix(agg.wins, prior=DEFAULT_PRIOR)
+    k = len(theta)
+    if ci == "paper":
+        se = _asymptotic_se("paper", None, agg)
+    else:
+        meat = _sandwich_meat(sim, theta) if ci == "sandwich" else None
+        se = np.sqrt(np.clip(np.diag(_elo_covariance(hess, k, None, meat=meat)), 0.0, None))
+    elo = bootstrap.point_elo(theta)
+    z = stats.norm.ppf(1.0 - alpha / 2.0)
+    return elo, elo - z * se, elo + z * se
+
+
 def _anchor_index(systems: pd.Index, anchor: str | None) -> int | None:
     if anchor is None:
         return None
@@ -605,14 +676,42 @@ def _anchor_index(systems: pd.Index, anchor: str | None) -> int | None:
     return at
 
 
-def _elo_covariance(hess: np.ndarray, k: int, anchor_at: int | None) -> np.ndarray:
+def _elo_covariance(
+    hess: np.ndarray, k: int, anchor_at: int | None, *, meat: np.ndarray | None = None
+) -> np.ndarray:
     """Covariance of the Elo ratings (Elo^2) from the observed information: of theta minus its
-    mean, or with an anchor of theta minus the anchor's theta (the anchor's own is 0)."""
-    cov = _centred_covariance(hess, k)
+    mean, or with an anchor of theta minus the anchor's theta (the anchor's own is 0).
+
+    With ``meat`` (the summed outer products of the comparisons' score vectors, see
+    :func:`_sandwich_meat`) it is the robust "sandwich" H^-1 M H^-1 instead of H^-1."""
+    if meat is None:
+        cov = _centred_covariance(hess, k)
+    else:
+        bread = _centred_covariance(hess, k)
+        cov = bread @ meat @ bread
     if anchor_at is not None:
         column = cov[:, anchor_at : anchor_at + 1]
         cov = cov - column - column.T + cov[anchor_at, anchor_at]
     return ELO_SCALE**2 * cov
+
+
+def _sandwich_meat(enc: _Encoded, theta: np.ndarray) -> np.ndarray:
+    """Sum over comparisons of g g', g = w (y - p) (e_a - e_b) the comparison's score (its
+    gradient of the half-tie log-likelihood), y = 1, 1/2, 0 for a win of a, a tie, a win of b.
+
+    This is arena-rank's "sandwich" meat (``BradleyTerry.compute_hessian_and_covariance``):
+    every comparison its own unit, whatever it shares with others. The meat, unlike the
+    information, sees what a weight does (a verdict of weight 2 is one verdict, not two) and
+    that a tie carries less surprise than a win."""
+    k = len(enc.systems)
+    y = np.array([1.0, 0.0, 0.5])[enc.outcome]
+    p = _sigmoid(theta[enc.a] - theta[enc.b])
+    squared = (enc.weight * (y - p)) ** 2
+    cell = np.bincount(enc.a * k + enc.b, weights=squared, minlength=k * k).reshape(k, k)
+    pair = cell + cell.T
+    meat: np.ndarray = -pair
+    np.fill_diagonal(meat, pair.sum(axis=1))
+    return meat
 
 
 def _asymptotic_se(

@@ -1,13 +1,13 @@
 """Boards by category: the leaderboard, win rates, agreement and strategy tables of each value of
 a context field (``emotion_type``, ``problem_type`` or a metadata key). No Django import.
 
-Each category is fitted on its own (point estimates with Fisher intervals: a quick look, as the
-regular/adversarial split). A category is *small* when some system has fewer than
-``MIN_PER_SYSTEM`` comparisons in it: near even odds each comparison carries a quarter unit of
-information on a strength difference, so n comparisons give a standard error of about
-2 / sqrt(n) in theta, 347 / sqrt(n) Elo, and a 95% interval of about ±680 / sqrt(n) Elo. Below 50
-comparisons that is wider than ±96 Elo, the whole spread of a typical board: such a cell's
-ranking says little, and the board warns.
+Each category is fitted on its own (point estimates with robust intervals, `board.quick_params`:
+a quick look, as the regular/adversarial split). A system with fewer than
+``board.MIN_COMPARISONS`` comparisons in a category, or whose estimate there only the prior
+holds (it always won or always lost), is shown as "too few judgments" with its count, never
+with a prior-held Elo; a category with fewer than two systems left is ``too_few`` as a whole.
+Near even odds each comparison carries a quarter unit of information on a strength difference,
+so n comparisons give a 95% interval of about ±680 / sqrt(n) Elo: ±152 at 20.
 """
 
 from __future__ import annotations
@@ -18,16 +18,17 @@ from typing import Any
 
 import pandas as pd
 
-from . import agreement, board, report
+from . import agreement, board, bradley_terry, report
+from .limits import MIN_COMPARISONS
 from .verdicts import VerdictRule
 
-MIN_PER_SYSTEM = 50
+MIN_PER_SYSTEM = MIN_COMPARISONS
 NO_CATEGORY = "(none)"
 THRESHOLD_NOTE = (
-    f"A category is flagged when a system has fewer than {MIN_PER_SYSTEM} comparisons in it: "
-    "with n comparisons a system's 95% interval is about ±680/√n Elo (near even odds each "
-    f"comparison carries a quarter unit of information), so below {MIN_PER_SYSTEM} it is wider "
-    "than ±96 Elo, about the spread of a whole board."
+    f"A system with fewer than {MIN_PER_SYSTEM} comparisons in a category is shown as too few "
+    "judgments, with its count, and no Elo: with n comparisons a 95% interval is about "
+    f"±680/√n Elo (near even odds each comparison carries a quarter unit of information), "
+    f"±152 at {MIN_PER_SYSTEM}. A category with fewer than two systems above it has no board."
 )
 
 
@@ -62,11 +63,19 @@ def category_boards(
         cell["strategies"] = _strategies(completions, contexts, aliases)
         smallest = min((row["n"] for row in cell["systems"]), default=0)
         cell["smallest_system_n"] = smallest
-        cell["too_few"] = smallest < min_per_system
+        ranked = [row for row in cell["systems"] if not row["too_few"]]
+        cell["too_few"] = len(ranked) < 2
+        hidden = len(cell["systems"]) - len(ranked)
         if cell["too_few"]:
             warnings.append(
-                f"{value}: {cell['n_comparisons']} comparisons, the least-compared system has "
-                f"{smallest} (fewer than {min_per_system}): its Elo is too uncertain to rank"
+                f"{value}: {cell['n_comparisons']} comparisons, too few judgments for a board "
+                f"(fewer than two systems with {min_per_system} comparisons)"
+            )
+        elif hidden:
+            warnings.append(
+                f"{value}: {hidden} system{'s' if hidden > 1 else ''} with too few judgments "
+                f"(fewer than {min_per_system} comparisons, or always winning or losing) shown "
+                "without an Elo"
             )
         by[str(value)] = cell
     return {
@@ -87,7 +96,7 @@ def _board(
     rule: VerdictRule,
     judges: str,
 ) -> dict[str, Any]:
-    quick = dict(params, ci="fisher")
+    quick = board.quick_params(params)
     comparisons = board.comparisons_from_judgments(
         rows,
         weights=params["weights"],
@@ -98,11 +107,17 @@ def _board(
     if len(comparisons) == 0:
         return {"n_comparisons": 0, "n_judgments": len(rows), "systems": [], "warnings": []}
     fitted, fit_warnings = board.fit_board(comparisons, quick)
-    table_rows = board.system_rows(fitted.table, systems)
-    report.add_axes(table_rows, rows)
+    table_rows = board.system_rows(
+        fitted.table,
+        systems,
+        min_n=board.min_rows(params),
+        unbounded=bradley_terry.unbounded_systems(comparisons),
+    )
+    report.add_axes(table_rows, rows[rows["winner"] != "tie"] if quick["ties"] == "drop" else rows)
     return {
         "n_comparisons": len(comparisons),
         "n_judgments": len(rows),
+        "interval": board.interval_note(quick, fitted, comparisons),
         "systems": table_rows,
         "warnings": fit_warnings,
     }

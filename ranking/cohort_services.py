@@ -2,8 +2,8 @@
 
 The counted human judgments are the main board's (study_data_load: excluded raters left out,
 a rater's latest verdict per pair); each keeps its rater's cohort. Judgments without a rater
-(LLM judges) belong to no cohort. Per-cohort boards are fitted on request with Fisher
-intervals and cached until the judgments, exclusions, settings or cohorts change.
+(LLM judges) belong to no cohort. Per-cohort boards are fitted on request with robust
+(sandwich) intervals and cached until the judgments, exclusions, settings or cohorts change.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from annotation.models import Judgment
 from completions import cohorts as study_cohorts
 from completions.models import Study
 
-from . import cohorts, selectors
+from . import board, cohorts, selectors
 from .services import StudyData, json_safe, params_resolve, study_data_load
 
 CACHE_SECONDS = 600
@@ -66,12 +66,26 @@ def cohort_analysis(
         judges="human",
         subset=subset,
         preset=preset,
-        interval={"method": "fisher", "level": round(100 * (1 - params["alpha"]))},
+        interval=_interval(params),
         n_judgments_without_cohort=int(frame["cohort"].isna().sum()),
     )
     result = dict(json_safe(result))
     cache.set(key, result, CACHE_SECONDS)
     return result
+
+
+def _interval(params: dict[str, Any]) -> dict[str, Any]:
+    """What each cohort board's interval is (`board.quick_params`), with the row minimum."""
+    quick = board.quick_params(params)
+    level = round(100 * (1 - params["alpha"]))
+    note = {
+        "method": quick["ci"],
+        "level": level,
+        "nominal_level": level,
+        "unit": None,
+        "min_comparisons": board.min_rows(params),
+    }
+    return dict(note, label=board.interval_label(note))
 
 
 def cohort_board(

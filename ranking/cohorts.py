@@ -63,8 +63,9 @@ def split(judgments: pd.DataFrame, cohorts: list[str] | None = None) -> dict[str
 
 def cohort_board(judgments: pd.DataFrame, params: dict[str, Any]) -> tuple[pd.DataFrame, list[str]]:
     """The Bradley–Terry Elo table of one cohort's judgments and the fit's warnings (the
-    board's weights and ties; Fisher intervals: a per-cohort board is fitted on request,
-    without a bootstrap)."""
+    board's weights and ties; robust intervals, `board.quick_params`: a per-cohort board is
+    fitted on request, without a bootstrap). ``too_few`` marks the rows the data cannot place
+    (fewer than ``board.MIN_COMPARISONS`` comparisons, or no finite estimate)."""
     empty = pd.DataFrame(columns=bradley_terry.OUTPUT_COLUMNS)
     if judgments.empty:
         return empty, []
@@ -73,10 +74,15 @@ def cohort_board(judgments: pd.DataFrame, params: dict[str, Any]) -> tuple[pd.Da
     )
     if comparisons.empty:
         return empty, []
+    anchor = params.get("anchor")
+    present = set(comparisons["system_a"]) | set(comparisons["system_b"])
     fitted, messages = board.fit_board(
-        comparisons, dict(params, ci="fisher"), anchor=params.get("anchor")
+        comparisons, board.quick_params(params), anchor=anchor if anchor in present else None
     )
-    return fitted.table, messages
+    table = fitted.table.copy()
+    unbounded = bradley_terry.unbounded_systems(comparisons)
+    table["too_few"] = (table["n"] < board.min_rows(params)) | table.index.isin(list(unbounded))
+    return table, messages
 
 
 def majorities(judgments: pd.DataFrame, *, min_verdicts: int = 1) -> pd.Series:
@@ -85,8 +91,21 @@ def majorities(judgments: pd.DataFrame, *, min_verdicts: int = 1) -> pd.Series:
     return plural[plural.notna()].astype(object)
 
 
+MIRROR = {"a": "b", "b": "a", "tie": "tie"}
+
+
+def both_orientations(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two coders' a / tie / b labels on each item, and again with every item stored the other
+    way round: chance agreement then treats "a" and "b" alike (see `ranking.agreement`)."""
+    flip = np.vectorize(MIRROR.get, otypes=[object])
+    if len(left) == 0:
+        return left, right
+    return np.concatenate([left, flip(left)]), np.concatenate([right, flip(right)])
+
+
 def cohen_kappa(left: np.ndarray, right: np.ndarray) -> float:
-    """Cohen's kappa of two coders' category labels (same length, no missing values)."""
+    """Cohen's kappa of two coders' category labels (same length, no missing values); callers
+    pass :func:`both_orientations` of a / tie / b labels."""
     if len(left) == 0:
         return math.nan
     labels = sorted(set(left) | set(right))
@@ -112,7 +131,9 @@ def two_coder_alpha(left: np.ndarray, right: np.ndarray, *, level: str = "ordina
 
 
 def elo_spearman(left: pd.DataFrame, right: pd.DataFrame) -> tuple[float, int]:
-    """Spearman's rho of two boards' Elo over their common systems, and how many there are."""
+    """Spearman's rho of two boards' Elo over their common systems (those each board can
+    place), and how many there are."""
+    left, right = (t[~t["too_few"].astype(bool)] if "too_few" in t else t for t in (left, right))
     common = left.index.intersection(right.index)
     if len(common) < 3:
         return math.nan, len(common)
@@ -144,8 +165,8 @@ def between(
         same_direction_no_ties=(
             float((va[decisive] == vb[decisive]).mean()) if decisive.any() else math.nan
         ),
-        cohen_kappa=cohen_kappa(va, vb),
-        krippendorff_alpha=two_coder_alpha(va, vb),
+        cohen_kappa=cohen_kappa(*both_orientations(va, vb)),
+        krippendorff_alpha=two_coder_alpha(*both_orientations(va, vb)),
         n_systems=n_systems,
         elo_spearman=rho,
     )
@@ -175,17 +196,22 @@ def _cohort_entry(
     label: str, frame: pd.DataFrame, table: pd.DataFrame, warnings: list[Any]
 ) -> dict[str, Any]:
     inter = agreement.inter_human_agreement(frame) if not frame.empty else None
-    systems = [
-        {
-            "system": str(system),
-            "elo": _num(row["elo"]),
-            "ci_low": _num(row["ci_low"]),
-            "ci_high": _num(row["ci_high"]),
-            "n": int(row["n"]),
-            "win_rate": _num(row["win_rate"]),
-        }
-        for system, row in table.iterrows()
-    ]
+    systems = (
+        [
+            {
+                "system": str(system),
+                "elo": None if row.get("too_few") else _num(row["elo"]),
+                "ci_low": None if row.get("too_few") else _num(row["ci_low"]),
+                "ci_high": None if row.get("too_few") else _num(row["ci_high"]),
+                "n": int(row["n"]),
+                "win_rate": _num(row["win_rate"]),
+                "too_few": bool(row.get("too_few", False)),
+            }
+            for system, row in table.sort_values("too_few", kind="stable").iterrows()
+        ]
+        if len(table)
+        else []
+    )
     return {
         "cohort": label,
         "n_judgments": len(frame),

@@ -24,10 +24,11 @@ class LeaderboardFilterForm(forms.Form):
     # Checked against the study's context fields by the view (they differ per study).
     by = forms.CharField(required=False, max_length=100, label="Split by")
 
-    def filters(self) -> Filters:
-        """The cleaned filters with defaults ("all", "default"); call after is_valid()."""
+    def filters(self, *, default_judges: str = JudgeFilter.ALL) -> Filters:
+        """The cleaned filters with defaults (``default_judges``, the study's primary board;
+        all contexts; the default preset); call after is_valid()."""
         return {
-            "judges": self.cleaned_data.get("judges") or JudgeFilter.ALL,
+            "judges": self.cleaned_data.get("judges") or default_judges,
             "subset": self.cleaned_data.get("subset") or SubsetFilter.ALL,
             "preset": self.cleaned_data.get("preset") or Preset.DEFAULT,
         }

@@ -275,7 +275,9 @@ PLOTS: dict[str, tuple[Callable[[dict[str, Any]], Figure], str]] = {
 def render(name: str, result: dict[str, Any], fmt: str) -> bytes:
     """Draw plot `name` for `result` and encode it as `fmt` ("svg" or "png")."""
     draw, _ = PLOTS[name]
-    fig = draw(result)
+    # A row with too few judgments has no Elo to draw: the figures show the rows the data place.
+    placed = [row for row in result.get("systems", []) if row.get("elo") is not None]
+    fig = draw(dict(result, systems=placed))
     buffer = io.BytesIO()
     # A fixed hash salt and no date keep SVG output byte-identical for identical input.
     metadata = {"Date": None} if fmt == "svg" else {}

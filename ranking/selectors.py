@@ -15,6 +15,7 @@ from django.db.models import (
     F,
     Max,
     OuterRef,
+    Q,
     QuerySet,
     Subquery,
     Sum,
@@ -107,6 +108,23 @@ CATEGORICAL = ["system_a", "system_b", "kind_a", "kind_b", "judge", "judge_kind"
 VERDICT = pd.CategoricalDtype(["a", "b", "tie"])
 
 
+def judge_counts(study: Study) -> dict[str, int]:
+    """Counted judgments per judge kind ({"human": n, "llm": n}), one query."""
+    rows = judgments_queryset(study).values_list("judge_kind").annotate(n=Count("id"))
+    counts = {"human": 0, "llm": 0}
+    counts.update({str(kind): int(n) for kind, n in rows})
+    return counts
+
+
+def default_judges(study: Study, counts: dict[str, int] | None = None) -> str:
+    """The board a study's design makes primary: the human judges' when humans judged (a
+    counted human verdict exists), else the LLM judges' when they judged, else the humans'."""
+    counts = counts if counts is not None else judge_counts(study)
+    if counts["human"]:
+        return "human"
+    return "llm" if counts["llm"] else "human"
+
+
 def context_clusters(study: Study) -> dict[int, str]:
     """Context id -> the source conversation it was cut from (the bootstrap's cluster).
 
@@ -161,12 +179,18 @@ def context_category_keys(study: Study) -> list[str]:
     """What a board can be split by: the two ESConv fields, then the metadata keys the study's
     contexts carry (read from a sample of contexts, so the list is cheap on any study)."""
     keys: set[str] = set()
-    for metadata in DialogueContext.objects.filter(study=study).values_list("metadata", flat=True)[
-        :500
-    ]:
+    contexts = DialogueContext.objects.filter(study=study)
+    for metadata in contexts.values_list("metadata", flat=True)[:500]:
         if isinstance(metadata, dict):
-            keys.update(k for k, v in metadata.items() if isinstance(v, str | int | bool))
-    return [*CONTEXT_CATEGORY_FIELDS, *sorted(keys - set(CONTEXT_CATEGORY_FIELDS))]
+            keys.update(
+                k for k, v in metadata.items() if isinstance(v, str | int | bool) and v != ""
+            )
+    # An ESConv field is offered only when some context has a value for it (one query).
+    present = contexts.aggregate(
+        **{f: Count("id", filter=~Q(**{f: ""})) for f in CONTEXT_CATEGORY_FIELDS}
+    )
+    fields = [f for f in CONTEXT_CATEGORY_FIELDS if present[f]]
+    return [*fields, *sorted(keys - set(CONTEXT_CATEGORY_FIELDS))]
 
 
 CONTEXT_CATEGORY_FIELDS = ["emotion_type", "problem_type"]

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from . import board, style
+from . import board, bradley_terry, style
 from .bradley_terry import BradleyTerryWarning
 from .verdicts import VerdictRule
 
@@ -27,6 +28,13 @@ STYLE_NOTE = (
     "per standard deviation of that difference. A positive coefficient means judges prefer the "
     "reply with more of it."
 )
+ARENA_NOTE = (
+    "Each system's Elo under LMArena's recipe (arena-rank's ContextualBradleyTerry defaults): "
+    "the normalised differences (a − b)/(a + b) centred and standardised, each comparison "
+    "weighed by the inverse of its system pair's count (at least 50), and the coefficients "
+    "shrunk by a ridge of 1 against the mean log-likelihood. Centring makes which reply is "
+    "stored first act as an intercept; the HEART recipe does not centre."
+)
 
 
 def with_covariates(
@@ -34,16 +42,41 @@ def with_covariates(
 ) -> tuple[pd.DataFrame, list[str], dict[str, str]]:
     """``comparisons`` (carrying ``item``, the pair) with one covariate column per usable
     feature; the features used and why the others were left out."""
-    texts = pair_texts.reindex(comparisons["item"].to_numpy())
-    counts = {side: style.text_features(texts[f"text_{side}"], names) for side in ("a", "b")}
-    for frame in counts.values():
-        frame.index = comparisons.index
+    # Each pair's texts are counted once per load of the study (every board and the judges'
+    # audit of a refit read the same counts), then spread to the comparisons' rows.
+    items, row_of = np.unique(comparisons["item"].to_numpy(), return_inverse=True)
+    texts = pair_texts.reindex(items)
+    counts = {}
+    for side in ("a", "b"):
+        per_item = pair_feature_counts(pair_texts, side).reindex(items)[names]
+        counts[side] = pd.DataFrame(per_item.to_numpy()[row_of], columns=per_item.columns)
+        counts[side].index = comparisons.index
     covariates, dropped = style.covariates(counts["a"], counts["b"])
-    unknown = texts["text_a"].isna().to_numpy() | texts["text_b"].isna().to_numpy()
+    unknown = texts["text_a"].isna().to_numpy()[row_of] | texts["text_b"].isna().to_numpy()[row_of]
     if unknown.all():
         return comparisons, [], {n: "no comparison has both texts" for n in names}
     used = [n for n in names if n in covariates.columns]
     return comparisons.assign(**{n: covariates[n].to_numpy() for n in used}), used, dropped
+
+
+#: Feature counts of the pairs' texts, per loaded frame (by identity, held weakly): the boards
+#: and audits of one refit read the same frame and count its texts once.
+_COUNTED: dict[int, tuple[weakref.ref[pd.DataFrame], dict[str, pd.DataFrame]]] = {}
+
+
+def pair_feature_counts(pair_texts: pd.DataFrame, side: str) -> pd.DataFrame:
+    """Every style feature counted in each pair's reply ``side`` ("a" or "b"), once per
+    loaded frame."""
+    entry = _COUNTED.get(id(pair_texts))
+    if entry is None or entry[0]() is not pair_texts:
+        for key in [k for k, (ref, _) in _COUNTED.items() if ref() is None]:
+            del _COUNTED[key]
+        entry = (weakref.ref(pair_texts), {})
+        _COUNTED[id(pair_texts)] = entry
+    counted = entry[1]
+    if side not in counted:
+        counted[side] = style.text_features(pair_texts[f"text_{side}"])
+    return counted[side]
 
 
 def coefficient_rows(coefficients: pd.DataFrame) -> dict[str, dict[str, Any]]:
@@ -87,7 +120,8 @@ def style_section(
         notes.append("ties count as half a win here (Davidson's tie model has no covariates)")
     if len(comparisons) == 0:
         return {"style": {}, "style_control": None}
-    ci = params["ci"] if params["ci"] in ("bootstrap", "fisher") else "fisher"
+    ci = params["ci"] if params["ci"] in ("bootstrap", "sandwich", "fisher") else "sandwich"
+    recipe = params.get("style_recipe") or "heart"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BradleyTerryWarning)
         fitted = style.fit(
@@ -98,21 +132,33 @@ def style_section(
             seed=params["seed"],
             alpha=params["alpha"],
             anchor=anchor,
+            recipe=recipe,
         )
     notes += [str(w.message) for w in caught]
     level = round(100 * (1 - params["alpha"]))
-    interval = {"method": ci, "level": level, "unit": fitted.unit}
+    interval: dict[str, Any] = {
+        "method": ci,
+        "level": level,
+        "nominal_level": level,
+        "unit": fitted.unit,
+        "min_comparisons": board.min_rows(params),
+    }
     if ci == "bootstrap":
         interval.update(rounds=params["bootstrap_rounds"], centred_on=fitted.reference)
+    interval["label"] = board.interval_label(interval)
+    unbounded = bradley_terry.unbounded_systems(comparisons)
     return {
         "style": coefficient_rows(fitted.coefficients),
         "style_control": {
             "features": used,
             "requested": names,
             "dropped": dropped,
-            "systems": board.system_rows(fitted.table, systems),
+            "systems": board.system_rows(
+                fitted.table, systems, min_n=board.min_rows(params), unbounded=unbounded
+            ),
             "interval": interval,
-            "note": STYLE_NOTE,
+            "recipe": recipe,
+            "note": STYLE_NOTE if recipe == "heart" else ARENA_NOTE,
             "warnings": notes,
         },
     }

@@ -18,14 +18,18 @@ from completions.models import Study
 
 from . import measures, plots, selectors, services, tables
 from .forms import Filters, LeaderboardFilterForm
+from .limits import MIN_SOURCE_JUDGMENTS
 
 if TYPE_CHECKING:
+    from completions.models import Study
     from core.middleware import HtmxHttpRequest
 
 
-def _filters(request: HttpRequest) -> Filters | None:
+def _filters(request: HttpRequest, study: Study) -> Filters | None:
     form = LeaderboardFilterForm(request.GET)
-    return form.filters() if form.is_valid() else None
+    if not form.is_valid():
+        return None
+    return form.filters(default_judges=selectors.default_judges(study))
 
 
 def _suffix(filters: Filters) -> str:
@@ -46,7 +50,8 @@ def leaderboard_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     form = LeaderboardFilterForm(request.GET)
     if not form.is_valid():
         return HttpResponseBadRequest("Unknown filter value.")
-    filters = form.filters()
+    counts = selectors.judge_counts(study)
+    filters = form.filters(default_judges=selectors.default_judges(study, counts))
     by_keys = selectors.context_category_keys(study)
     by = form.cleaned_data.get("by") or None
     if by is not None and by not in by_keys:
@@ -56,6 +61,7 @@ def leaderboard_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         "study": study,
         "form": form,
         "filters": filters,
+        "judge_choices": _judge_choices(counts, filters["judges"]),
         "by": by,
         "by_keys": by_keys,
         "result": result,
@@ -71,11 +77,24 @@ def leaderboard_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     return render(request, template, context)
 
 
+def _judge_choices(counts: dict[str, int], chosen: str) -> list[tuple[str, str]]:
+    """The judges menu: each source that judged, and the combined board only when each source
+    has the minimum a combined board needs (or when it is the board asked for)."""
+    labels = {"human": "Human judges", "llm": "LLM judges", "all": "All judges (combined)"}
+    kinds = [kind for kind in ("human", "llm") if counts[kind]] or ["human"]
+    combined = all(counts[k] >= MIN_SOURCE_JUDGMENTS for k in ("human", "llm"))
+    if combined or chosen == "all":
+        kinds.append("all")
+    if chosen not in kinds:
+        kinds.append(chosen)
+    return [(kind, labels[kind]) for kind in kinds]
+
+
 @require_GET
 @study_admin_required
 def leaderboard_plot(request: HttpRequest, slug: str, name: str, fmt: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
-    filters = _filters(request)
+    filters = _filters(request, study)
     if filters is None or name not in plots.PLOTS or fmt not in plots.FORMATS:
         return HttpResponseBadRequest("Unknown plot, format or filter.")
     image = services.leaderboard_plot(study, name=name, fmt=fmt, **filters)
@@ -91,7 +110,7 @@ def leaderboard_plot(request: HttpRequest, slug: str, name: str, fmt: str) -> Ht
 @study_admin_required
 def leaderboard_table(request: HttpRequest, slug: str, name: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
-    filters = _filters(request)
+    filters = _filters(request, study)
     if filters is None or name not in tables.TABLES:
         return HttpResponseBadRequest("Unknown table or filter.")
     result = services.leaderboard_current(study, **filters)

@@ -193,3 +193,15 @@ def fake_llm(fake_llm_server):
     """The fake server with its request counts reset for this test."""
     fake_llm_server.state.reset()
     return fake_llm_server
+
+
+@pytest.fixture
+def few_judgments_shown(monkeypatch):
+    """For tests of other behaviour on a handful of hand-made verdicts: every row shown and
+    the combined board fitted whatever its size (the minimums are tested on their own, in
+    test_board_minimums.py and test_commands.py)."""
+    from ranking import board
+
+    for preset in board.PRESETS.values():
+        monkeypatch.setitem(preset, "min_comparisons", 1)
+        monkeypatch.setitem(preset, "min_source_judgments", 1)

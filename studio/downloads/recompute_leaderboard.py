@@ -7,8 +7,12 @@ the HEART studio `ranking/` modules shipped beside this script. Counted judgment
 platform's: real pairs (quality_check false) by judges not excluded, under the study's verdict
 rule as leaderboard.json records it (an LLM judge's two position-swapped verdicts as two votes
 or one consistent verdict; on the all-judges board humans and LLM judges weighed by source);
-each verdict weighs by its strength as the recorded parameters say, ties as they say.
-With --check, the Elo of every system must match leaderboard.json (exit 1 otherwise).
+each verdict weighs by its strength as the recorded parameters say, ties as they say. The
+interval is the recorded one: the bootstrap resamples the source conversations clusters.json
+names, with the recorded seed and rounds. A system with fewer comparisons than the recorded
+minimum (or no finite estimate) has no Elo in leaderboard.json and none here.
+With --check, the Elo of every system must match leaderboard.json, and every interval bound
+within 0.1 Elo plus four times its stated Monte Carlo error (exit 1 otherwise).
 """
 
 from __future__ import annotations
@@ -37,6 +41,13 @@ def counted_judgments(judges: str) -> pd.DataFrame:
     if judges != "all":
         keep &= frame["judge_kind"] == judges
     return frame[keep]
+
+
+def clusters() -> dict:
+    path = HERE / "clusters.json"
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8"))["clusters"]
 
 
 def leaderboard(judges: str, params: dict) -> pd.DataFrame:
@@ -70,6 +81,9 @@ def leaderboard(judges: str, params: dict) -> pd.DataFrame:
             "context": judgments["context_id"].to_numpy(),
         }
     )
+    conversation = clusters()
+    if conversation:
+        comparisons["cluster"] = comparisons["context"].map(conversation)
     return bradley_terry.fit(
         comparisons,
         ties="half" if params["ties"] == "drop" else params["ties"],
@@ -79,6 +93,31 @@ def leaderboard(judges: str, params: dict) -> pd.DataFrame:
         alpha=params["alpha"],
         anchor=params.get("anchor"),
     )
+
+
+def interval_words(board: dict) -> str:
+    interval = board.get("interval") or {}
+    return interval.get("label") or str(interval.get("method"))
+
+
+def compare(system: str, row: pd.Series, released: dict | None) -> int:
+    """Print one system's recomputed and released numbers; 1 when they differ."""
+    if released is None:
+        print(f"{system:30} {row['elo']:8.1f} {'-':>9}  <- not in the release")
+        return 1
+    if released.get("too_few"):
+        print(f"{system:30} {'-':>8} {'-':>9}  too few judgments ({released['n']} comparisons)")
+        return int(released["n"] != row["n"])
+    same = abs(row["elo"] - released["elo"]) <= TOLERANCE
+    slack = TOLERANCE + 4 * (released.get("ci_mc_error") or 0.0)
+    for key in ("ci_low", "ci_high"):
+        if released.get(key) is not None:
+            same = same and abs(row[key] - released[key]) <= slack
+    ours = f"[{row['ci_low']:.1f}, {row['ci_high']:.1f}]"
+    theirs = f"[{released.get('ci_low')}, {released.get('ci_high')}]"
+    mark = "" if same else "  <- differs"
+    print(f"{system:30} {row['elo']:8.1f} {released['elo']:9.1f} {ours:>21} {theirs:>21}{mark}")
+    return int(not same)
 
 
 def main() -> int:
@@ -93,17 +132,17 @@ def main() -> int:
         if judges not in released:
             print(f"{judges}: no judgments of this kind in the release")
             continue
-        table = leaderboard(judges, released[judges]["params"])
-        stored = {row["system"]: row["elo"] for row in released[judges]["systems"]}
-        print(f"judges={judges}: {len(table)} systems")
-        print(f"{'system':30} {'elo':>8} {'released':>9}")
+        board = released[judges]
+        rows = {row["system"]: row for row in board["systems"]}
+        print(f"judges={judges}: {len(rows)} systems; interval: {interval_words(board)}")
+        if board.get("too_few"):
+            print("  too few judgments for this board: the release shows no Elo")
+            continue
+        table = leaderboard(judges, board["params"])
+        print(f"{'system':30} {'elo':>8} {'released':>9} {'interval':>21} {'released':>21}")
         for system, row in table.sort_values("elo", ascending=False).iterrows():
-            before = stored.get(system)
-            same = before is not None and abs(row["elo"] - before) <= TOLERANCE
-            mismatches += not same
-            mark = "" if same else "  <- differs"
-            print(f"{system:30} {row['elo']:8.1f} {before if before is not None else '-':>9}{mark}")
-        mismatches += len(set(stored) - set(table.index))
+            mismatches += compare(str(system), row, rows.get(str(system)))
+        mismatches += len(set(rows) - set(table.index))
     if args.check:
         print("Elo recomputes: yes" if not mismatches else f"Elo recomputes: NO ({mismatches})")
         return 0 if not mismatches else 1

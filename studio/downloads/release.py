@@ -6,7 +6,8 @@ the LLM judges' prompt hashes and raw replies, the prompts with their versions a
 (endpoints, models, parameters, tokens, cost), the rubric (paper Table 2) and the strategy
 taxonomy, the study settings, the leaderboard and agreement as the platform computed them, a
 datasheet, `recompute_leaderboard.py` with the project's `ranking/bradley_terry.py` (and the
-bootstrap and verdict-rule modules it uses) beside it (so the bundle alone recomputes the Elo),
+bootstrap and verdict-rule modules it uses) beside it (so the bundle alone recomputes the Elo
+and the live board's bootstrap intervals, from `clusters.json`'s source conversations),
 and `SHA256SUMS` over every other file
 (`sha256sum -c SHA256SUMS` works).
 """
@@ -44,8 +45,21 @@ RANKING_FILES = (
     "ranking/bootstrap.py",
     "ranking/verdicts.py",
 )
-# The fit the bundle records and the script repeats: Fisher CIs are deterministic.
-RELEASE_PARAMS = {"ci": "fisher"}
+# The bundle records the live boards: the default preset with the study's settings (the clustered
+# bootstrap, seed 0), which the script repeats from the same rows and conversations.
+RELEASE_KEYS = (
+    "study",
+    "judges",
+    "n_comparisons",
+    "n_judgments",
+    "params",
+    "interval",
+    "counts",
+    "ties",
+    "too_few",
+    "warnings",
+    "systems",
+)
 STUDY_PRIVATE = {"id", "invite_token", "completion_code", "prolific_redirect_url"}
 
 
@@ -72,16 +86,30 @@ def study_settings(study: Study) -> dict[str, Any]:
 
 
 def leaderboards(study: Study) -> dict[str, Any]:
-    """The contract shape of `leaderboard --format json` for each judge filter."""
+    """The live boards (`leaderboard --format json`, default preset) for each judge filter,
+    with the intervals the pages show."""
     data = services.study_data_load(study)
     out = {}
     for judges in ("all", "human", "llm"):
         if data.select(judges=judges).empty:
             continue
-        result = services.leaderboard_compute(study, judges=judges, data=data, **RELEASE_PARAMS)
-        keys = ("study", "judges", "n_comparisons", "n_judgments", "params", "warnings", "systems")
-        out[judges] = {k: result.get(k) for k in keys}
+        result = services.leaderboard_compute(study, judges=judges, data=data)
+        out[judges] = {k: result.get(k) for k in RELEASE_KEYS}
     return out
+
+
+def clusters(study: Study) -> dict[str, Any]:
+    """Each context's source conversation: what the bootstrap resamples (the script reads it)."""
+    from completions.models import DialogueContext
+    from ranking import selectors
+
+    by_pk = selectors.context_clusters(study)
+    ids = DialogueContext.objects.filter(study=study).values_list("id", "external_id")
+    return {
+        "what": "context id -> the source conversation it was cut from; the leaderboard's "
+        "bootstrap resamples these conversations",
+        "clusters": {external: by_pk[pk] for pk, external in ids},
+    }
 
 
 def llm_judge_rows(study: Study) -> Iterator[dict[str, Any]]:
@@ -214,6 +242,7 @@ def _files(
         ("llm_prompts.json", _json(llm_prompts(study))),
         ("rubric.json", _json(rubric())),
         ("leaderboard.json", _json(leaderboards(study))),
+        ("clusters.json", _json(clusters(study))),
         ("agreement.json", _json(services.agreement_compute(study))),
         (SCRIPT, [(Path(__file__).parent / "recompute_leaderboard.py").read_bytes()]),
         ("ranking/__init__.py", [b'"""The HEART studio ranking maths, as released."""\n']),

@@ -45,11 +45,44 @@ def _login(pg, next_url: str) -> None:
     pg.wait_for_url(f"**{next_url}")
 
 
+def test_the_board_header_says_whom_it_counts_what_its_interval_is_and_what_is_too_few(
+    page, study_admin, study, artifacts_dir
+):
+    url = "/studio/browser-study/leaderboard/"
+    _login(page, url)
+    header = page.locator("#board-header")
+    # Humans judged: the page opens on their board, and says whom it counts.
+    assert "4 human judgments" in header.locator("[data-field=judges]").inner_text()
+    assert (
+        "95% bootstrap percentile interval" in header.locator("[data-field=interval]").inner_text()
+    )
+    assert "needs 20 comparisons" in header.locator("[data-field=too-few]").inner_text()
+    # Four comparisons a system: each row says so, with its count, and shows no number.
+    too_few = page.locator("#elo-table + .table-scroll tbody tr.too-few-row")
+    assert too_few.count() == 2
+    assert "too few judgments (4 comparisons)" in too_few.nth(0).inner_text()
+    # Two LLM verdicts: no combined board in the menu.
+    assert page.locator("#id_judges option[value=all]").count() == 0
+    page.screenshot(path=artifacts_dir / f"board-header-{page.viewport_name}.png", full_page=True)
+    assert_accessible(page)
+
+    page.select_option("#id_preset", "paper")
+    page.wait_for_url("**preset=paper**")
+    page.wait_for_function(
+        "() => document.querySelector('#board-header [data-field=interval]')"
+        ".textContent.includes('not a 95% interval')"
+    )
+    assert "Interval (not 95%)" in page.locator("#elo-table + .table-scroll thead").inner_text()
+    assert_accessible(page)
+
+
+@pytest.mark.usefixtures("few_judgments_shown")
 def test_a_study_admin_filters_the_leaderboard_and_downloads_a_table(
     page, study_admin, study, artifacts_dir
 ):
     url = "/studio/browser-study/leaderboard/"
     _login(page, url)
+    page.goto(url + "?judges=all")  # the combined board (the page opens on the human one)
     assert page.locator("h1").inner_text() == "Leaderboard: Study browser-study"
     rows = page.locator("#elo-table + .table-scroll tbody tr:not(.derived-row)")
     assert rows.count() == 2

@@ -89,8 +89,9 @@ def test_fleiss_kappa_counts_only_the_requested_kind_and_column():
     rows = votes(1, ["a", "a", "b"]) + votes(2, ["b", "b", "b"]) + votes(1, ["tie"] * 3, "llm", "m")
     judgments = frame(*rows)
     judgments["axis_H"] = ["a", "a", "a", "b", "b", "b", None, None, None]
+    # Every pair counted as stored and the other way round (a and b swapped).
     assert ag.fleiss_kappa(judgments) == pytest.approx(
-        ag.fleiss_kappa_table([[2, 0, 1], [0, 0, 3]])
+        ag.fleiss_kappa_table([[2, 0, 1], [0, 0, 3], [1, 0, 2], [3, 0, 0]])
     )
     assert ag.fleiss_kappa(judgments, column="axis_H") == pytest.approx(1.0)
 
@@ -114,8 +115,44 @@ def krippendorff_judgments() -> pd.DataFrame:
     ("level", "published"), [("ordinal", 0.815), ("nominal", 0.743), ("interval", 0.849)]
 )
 def test_krippendorff_alpha_reproduces_the_published_example(level, published):
-    alpha = ag.krippendorff_alpha(krippendorff_judgments(), level=level)
-    assert alpha == pytest.approx(published, abs=5e-4)
+    # The published example is values on a scale, not pairs stored one way round: alpha from
+    # its counts as they are (the statistic itself), then the pairs' version below.
+    data = krippendorff_judgments()
+    counts = data.assign(scale=ag.five_point_scale(data)).groupby(["item", "scale"]).size()
+    table = counts.unstack(fill_value=0).reindex(columns=[1.0, 2.0, 3.0, 4.0, 5.0], fill_value=0)
+    assert ag.alpha_from_counts(table.to_numpy(float), level=level) == pytest.approx(
+        published, abs=5e-4
+    )
+
+
+def _stored_the_other_way_round(judgments: pd.DataFrame, items: set) -> pd.DataFrame:
+    """``judgments`` as if the pairs ``items`` had been stored with their sides swapped."""
+    flip = {"a": "b", "b": "a", "tie": "tie", None: None}
+    out = judgments.copy()
+    turned = out["item"].isin(items)
+    columns = [c for c in out.columns if c in ("winner", "shown_left") or c.startswith("axis_")]
+    for column in columns:
+        out.loc[turned, column] = out.loc[turned, column].map(lambda v: flip.get(v, v))
+    return out
+
+
+def test_kappa_and_alpha_do_not_move_when_pairs_are_stored_the_other_way_round():
+    data = krippendorff_judgments()
+    # Storage order is per pair: turn every other pair round (turning all is a relabelling).
+    turned = _stored_the_other_way_round(data, set(data["item"].unique()[::2]))
+    for level in ("ordinal", "interval", "nominal"):
+        assert ag.krippendorff_alpha(turned, level=level) == pytest.approx(
+            ag.krippendorff_alpha(data, level=level), abs=1e-12
+        )
+    assert ag.fleiss_kappa(turned) == pytest.approx(ag.fleiss_kappa(data), abs=1e-12)
+    # Counted once, the shares of "a" and "b" (and so chance agreement) would have moved.
+    once = data.groupby(["item", "winner"]).size().unstack(fill_value=0)
+    once_turned = turned.groupby(["item", "winner"]).size().unstack(fill_value=0)
+    assert ag.fleiss_kappa_table(once.reindex(columns=ag.CATEGORIES, fill_value=0)) != (
+        pytest.approx(
+            ag.fleiss_kappa_table(once_turned.reindex(columns=ag.CATEGORIES, fill_value=0))
+        )
+    )
 
 
 def test_five_point_scale_sends_unknown_strength_to_slightly():

@@ -89,3 +89,15 @@ def test_the_command_splits_by_a_key_and_refuses_an_unknown_one(demo_data, capsy
     assert "By emotion_type:" in capsys.readouterr().out
     with pytest.raises(CommandError, match="cannot be split by 'colour'"):
         call_command("leaderboard", study=demo_data.slug, by="colour", ci="fisher")
+
+
+def test_the_split_menu_offers_only_the_fields_the_studys_contexts_have():
+    from ranking import selectors
+    from tests.factories import DialogueContextFactory, StudyFactory
+
+    study = StudyFactory()
+    DialogueContextFactory(study=study, emotion_type="", problem_type="", metadata={"topic": "x"})
+    DialogueContextFactory(study=study, emotion_type="anxiety", problem_type="", metadata={})
+    assert selectors.context_category_keys(study) == ["emotion_type", "topic"]
+    with pytest.raises(ValueError, match="cannot be split by 'problem_type'"):
+        services.category_key_check(study, "problem_type")

@@ -138,6 +138,10 @@ def test_between_cohort_agreement_matches_sklearn_krippendorff_and_scipy():
     decisive = (x != "tie") & (y != "tie")
     assert result.n_no_ties == decisive.sum()
     assert result.same_direction_no_ties == pytest.approx((x[decisive] == y[decisive]).mean())
+    # Every pair counted as stored and the other way round (a and b swapped).
+    turn = {"a": "b", "b": "a", "tie": "tie"}
+    x = np.concatenate([x, [turn[v] for v in x]])
+    y = np.concatenate([y, [turn[v] for v in y]])
     assert result.cohen_kappa == pytest.approx(cohen_kappa_score(x, y))
     code = {"a": 0, "tie": 1, "b": 2}
     reliability = np.array([[code[v] for v in x], [code[v] for v in y]], dtype=float)

@@ -35,9 +35,15 @@ def built():
     return built
 
 
+#: The known verdicts are a handful: let rows and the combined board show them (the minimums
+#: themselves are tested below and in test_board_minimums.py).
+SMALL = ("--min-comparisons", "1", "--min-per-source", "1")
+
+
 def _run(*args: str) -> str:
     out = io.StringIO()
-    call_command(*args, stdout=out)
+    small = args[0] == "leaderboard" and not {"--from-snapshot", "--cohort"} & set(args)
+    call_command(*args, *(SMALL if small and "--min-comparisons" not in args else ()), stdout=out)
     return out.getvalue()
 
 
@@ -69,17 +75,22 @@ def test_leaderboard_json_has_the_contract_shape_sorted_by_elo(built):
     assert systems[0]["win_rate"] == pytest.approx(0.75)
 
 
-def test_leaderboard_default_is_a_bootstrap_over_contexts(built):
+def test_leaderboard_default_is_a_bootstrap_over_contexts_of_the_human_board(built):
     body = json.loads(_run("leaderboard", "--study", "cmd", "--format", "json", "--rounds", "200"))
     assert body["params"]["ci"] == "bootstrap"
     assert body["params"]["bootstrap_rounds"] == 200
-    assert body["n_comparisons"] == 7  # 4 human + 3 LLM; noise left out
+    assert body["judges"] == "human"  # humans judged: theirs is the primary board
+    assert body["n_comparisons"] == 4  # noise left out
+    combined = _json("--judges", "all", "--rounds", "200")
+    assert combined["n_comparisons"] == 7  # 4 human + 3 LLM
+    assert combined["counts"]["human"] == 4 and combined["counts"]["llm"] == 3
 
 
 def test_leaderboard_table_lists_systems_in_rank_order(built):
-    text = _run("leaderboard", "--study", "cmd", "--ci", "none")
+    text = _run("leaderboard", "--study", "cmd", "--ci", "none", "--judges", "all")
     assert text.index(X) < text.index(Y)
     assert "comparisons=7" in text
+    assert "Judges counted: 4 human judgments" in text
 
 
 def test_leaderboard_subset_and_ties_options(built):
@@ -104,8 +115,8 @@ def test_leaderboard_subset_and_ties_options(built):
 
 
 def test_leaderboard_snapshot_option_stores_one_row(built):
-    _run("leaderboard", "--study", "cmd", "--snapshot", "--ci", "fisher")
-    _run("leaderboard", "--study", "cmd", "--snapshot", "--ci", "fisher")
+    _run("leaderboard", "--study", "cmd", "--snapshot", "--ci", "fisher", "--judges", "all")
+    _run("leaderboard", "--study", "cmd", "--snapshot", "--ci", "fisher", "--judges", "all")
     snapshot = LeaderboardSnapshot.objects.get()
     assert snapshot.trigger == "command"
     assert snapshot.n_comparisons == 7
@@ -188,6 +199,10 @@ def test_the_paper_preset_uses_raw_strengths_and_the_papers_interval(built):
     half = 1.959964 * 400 / math.log(10) / math.sqrt(4)
     assert x["ci_high"] - x["elo"] == pytest.approx(half, abs=0.1)
     assert "paper" in body["preset_note"]
+    # Not called a 95 % interval: the board states the coverage it measured instead.
+    assert body["interval"]["level"] is None
+    assert body["interval"]["nominal_level"] == 95
+    assert 0 <= body["interval"]["coverage"]["rate"] < 0.92
     assert "preset=paper" in _run("leaderboard", "--study", "cmd", "--preset", "paper")
 
 

@@ -15,7 +15,10 @@ from tests.factories.ranking import Y, add_known_verdicts, build_study
 
 HUMANS = {"H1", "H2"}
 # The small hand-made data separate (some systems always win): the fit warns, as it should.
-pytestmark = pytest.mark.filterwarnings("ignore::ranking.bradley_terry.BradleyTerryWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::ranking.bradley_terry.BradleyTerryWarning"),
+    pytest.mark.usefixtures("few_judgments_shown"),
+]
 
 
 def _comparisons(rows) -> pd.DataFrame:

@@ -19,7 +19,7 @@ from tests.factories.ranking import (
     judge,
 )
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("few_judgments_shown")]
 GAP_UNWEIGHTED = 400 * math.log10(3)  # x won 3 of 4
 GAP_NORMALIZED = 400 * math.log10(6)  # x's wins weigh 2, y's single win weighs 1
 

@@ -196,6 +196,8 @@ def test_krippendorffs_alpha_from_counts_matches_the_krippendorff_package():
     data = frame(rows)
     scale = agreement.five_point_scale(data)
     matrix = data.assign(scale=scale).pivot(index="judge", columns="item", values="scale")
+    # Every pair in both orientations: the mirrored items are the scale read backwards.
+    matrix = pd.concat([matrix, (6.0 - matrix).add_prefix("turned-")], axis=1)
     for level in ("ordinal", "interval", "nominal"):
         expected = krippendorff.alpha(
             reliability_data=matrix.to_numpy(dtype=float),

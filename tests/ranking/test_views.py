@@ -22,7 +22,7 @@ from tests.factories.ranking import (
     judge,
 )
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("few_judgments_shown")]
 
 
 @pytest.fixture(autouse=True)
@@ -96,8 +96,9 @@ def test_the_page_shows_the_elo_table_plots_and_downloads(admin_client, built):
     assert html.index(X, table) < html.index(Y, table)  # ranked
     assert 'id="results"' in html
     for name in ("forest", "axes", "win-matrix", "strategies", "ttft"):
-        assert f"/studio/known/leaderboard/plot/{name}.svg?judges=all&amp;subset=all" in html
-        assert f"/studio/known/leaderboard/plot/{name}.png?judges=all&amp;subset=all" in html
+        # Humans judged: their board is the one the page opens on.
+        assert f"/studio/known/leaderboard/plot/{name}.svg?judges=human&amp;subset=all" in html
+        assert f"/studio/known/leaderboard/plot/{name}.png?judges=human&amp;subset=all" in html
     assert 'alt="Forest plot of Elo ratings' in html
     assert "/studio/known/leaderboard/table/leaderboard.csv" in html
     # The filter form works without JavaScript (GET action) and swaps #results with htmx.
@@ -197,7 +198,8 @@ def test_history_lists_snapshots_with_counts_and_top_systems(admin_client, built
 def test_the_page_reads_a_current_snapshot_instead_of_refitting(admin_client, built):
     from ranking import services
 
-    snapshot = services.snapshot_refit_study(study_id=built.study.pk, trigger="nightly")[2]
+    snapshot = services.snapshot_refit_study(study_id=built.study.pk, trigger="nightly")[0]
+    assert snapshot.judges == "human"  # the board the page opens on
     html = admin_client.get(reverse("ranking:leaderboard", args=["known"])).content.decode()
     assert f"(#{snapshot.pk}, nightly)" in html
     stamp = snapshot.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
@@ -224,7 +226,9 @@ def test_the_page_query_count_does_not_grow_with_the_study(
         judge(bigger, i, None, judge=f"tie-{i}", kind="llm", strength=None, strength_max=5)
     assert _page_queries(admin_client, "bigger") == small
     cache.clear()
-    with django_assert_max_num_queries(12):
+    # 14: the judges counted per kind (the default board, the menu) and which context fields
+    # the study has (the split menu) are one query each, whatever the study's size.
+    with django_assert_max_num_queries(14):
         admin_client.get(reverse("ranking:leaderboard", args=["known"]))
 
 

@@ -24,11 +24,12 @@ from completions.access import STUDY_ADMINS
 from completions.exports import completion_rows, context_rows
 from completions.models import Study
 from completions.services import completions_import, contexts_import
+from ranking import services
 from ranking.services import leaderboard_compute
 from studio.downloads.release import release_verify
 from tests.factories import JudgmentFactory, QualityCheckItemFactory, StudyFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("few_judgments_shown")]
 
 SYSTEMS = {"model-a": 1.0, "model-b": 0.4, "model-c": 0.0, "human-w": 0.6}
 PROLIFIC_ID = "5f0123456789abcdef012345"
@@ -246,6 +247,16 @@ def test_the_release_bundle_recomputes_the_same_elo_in_a_fresh_process(admin_cli
     assert "Elo recomputes: yes" in done.stdout
     released = json.loads((folder / "leaderboard.json").read_text())
     assert {r["system"]: r["elo"] for r in released["all"]["systems"]} == _elo(study, "all")
+    # The bundle carries the live board's intervals (the bootstrap over source conversations,
+    # not a Fisher interval), and the script recomputed them from clusters.json.
+    live = services.leaderboard_compute(study, judges="all")
+    board = released["all"]
+    assert board["interval"]["method"] == "bootstrap" == live["interval"]["method"]
+    assert board["interval"]["level"] == 95 and board["interval"]["unit"] == "clusters"
+    assert [(r["ci_low"], r["ci_high"]) for r in board["systems"]] == [
+        (r["ci_low"], r["ci_high"]) for r in live["systems"]
+    ]
+    assert "clusters.json" in names
 
 
 def test_verify_release_passes_a_good_bundle_and_fails_a_tampered_one(tmp_path):

@@ -13,7 +13,19 @@ from ranking.models import JudgeFilter, Preset, RefitTrigger, SubsetFilter
 
 AXES = ("H", "E", "A", "R", "T")
 #: Options that change the fit: they cannot be read back from a stored snapshot.
-FIT_OPTIONS = ("ci", "ties", "weights", "rounds", "seed", "anchor", "rater_weights")
+FIT_OPTIONS = (
+    "ci",
+    "interval",
+    "style_recipe",
+    "ties",
+    "weights",
+    "rounds",
+    "seed",
+    "anchor",
+    "min_comparisons",
+    "min_per_source",
+    "rater_weights",
+)
 
 
 class Command(BaseCommand):
@@ -24,7 +36,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True, help="Study slug.")
-        parser.add_argument("--judges", choices=JudgeFilter.values, default="all")
+        parser.add_argument(
+            "--judges",
+            choices=JudgeFilter.values,
+            help="Whose verdicts the board counts (default: the board the study's design makes "
+            "primary: the human judges' when humans judged, else the LLM judges').",
+        )
         parser.add_argument("--subset", choices=SubsetFilter.values, default="all")
         parser.add_argument("--format", choices=["table", "json"], default="table")
         parser.add_argument(
@@ -45,7 +62,20 @@ class Command(BaseCommand):
             help="Print the latest stored snapshot instead of fitting (instant; says when the "
             "judgments changed since).",
         )
-        parser.add_argument("--ci", choices=["fisher", "paper", "bootstrap", "none"])
+        parser.add_argument("--ci", choices=["fisher", "paper", "bootstrap", "sandwich", "none"])
+        parser.add_argument(
+            "--interval",
+            choices=["bootstrap", "sandwich"],
+            help="bootstrap: the percentile interval over resampled source conversations "
+            "(default); sandwich: the robust interval LMArena's arena-rank reports.",
+        )
+        parser.add_argument(
+            "--style-recipe",
+            choices=["heart", "arena"],
+            help="With style control: heart (our covariates, not centred; default) or arena "
+            "(arena-rank's ContextualBradleyTerry defaults: centred and standardised features, "
+            "inverse-propensity weights, a ridge on the coefficients).",
+        )
         parser.add_argument("--ties", choices=["half", "davidson", "drop"])
         parser.add_argument("--weights", choices=["normalized", "raw", "none"])
         parser.add_argument(
@@ -56,6 +86,20 @@ class Command(BaseCommand):
         )
         parser.add_argument("--rounds", type=int, help="Bootstrap rounds (with --ci bootstrap).")
         parser.add_argument("--seed", type=int)
+        parser.add_argument(
+            "--min-comparisons",
+            type=int,
+            metavar="N",
+            help="Comparisons a row needs for an Elo and an interval (default 20); rows below "
+            "are shown as too few judgments.",
+        )
+        parser.add_argument(
+            "--min-per-source",
+            type=int,
+            metavar="N",
+            help="Counted judgments each source (humans, LLM judges) needs before the combined "
+            "board is shown (default 50).",
+        )
         parser.add_argument(
             "--snapshot", action="store_true", help="Also store the fit as a leaderboard snapshot."
         )
@@ -84,6 +128,12 @@ class Command(BaseCommand):
         study = Study.objects.filter(slug=options["study"]).first()
         if study is None:
             raise CommandError(f"no study with slug {options['study']!r}")
+        if options["interval"] and options["ci"] and options["interval"] != options["ci"]:
+            raise CommandError("--interval and --ci name different intervals: give one")
+        if options["judges"] is None:
+            options["judges"] = (
+                JudgeFilter.HUMAN.value if options["cohort"] else selectors.default_judges(study)
+            )
         if options["cohort"]:
             self._cohort(study, options)
             return
@@ -104,9 +154,10 @@ class Command(BaseCommand):
             for name in (*FIT_OPTIONS, "snapshot", "from_snapshot", "style", "by")
             if options[name] not in (None, False)
         ]
-        if given or options["judges"] == "llm":
-            what = ", ".join(given) or "--judges llm"
+        if given or options["judges"] != "human":
+            what = ", ".join(given) or f"--judges {options['judges']}"
             raise CommandError(f"{what} cannot be combined with --cohort (human judges only)")
+        options["judges"] = "human"
         try:
             result = cohort_services.cohort_board(
                 study, cohort=options["cohort"], subset=options["subset"], preset=options["preset"]
@@ -185,7 +236,10 @@ class Command(BaseCommand):
         try:
             params = services.params_resolve(
                 options["preset"],
-                ci=options["ci"],
+                ci=options["interval"] or options["ci"],
+                style_recipe=options["style_recipe"],
+                min_comparisons=options["min_comparisons"],
+                min_source_judgments=options["min_per_source"],
                 ties=options["ties"],
                 weights=options["weights"],
                 bootstrap_rounds=options["rounds"],
@@ -242,25 +296,31 @@ def _rank(row: dict[str, Any]) -> str:
 
 def render_table(result: dict[str, Any]) -> str:
     interval = result.get("interval") or {}
+    level = interval.get("level")
     lines = [
         f"Study {result['study']}: judges={result['judges']} subset={result['subset']} "
         f"preset={result.get('preset', 'default')} comparisons={result['n_comparisons']} "
         f"excluded raters={result['n_excluded_raters']}",
     ]
+    if result.get("counts"):
+        lines.append(f"Judges counted: {result['counts'].get('label')}")
     if result.get("anchor"):
         lines.append(f"Anchor: {result['anchor']} (Elo fixed at 1500)")
     if interval:
-        lines.append(f"Interval: {interval.get('level', 95)}% {interval.get('method')}")
+        lines.append(f"Interval: {interval.get('label') or interval.get('method')}")
     if "uncontrolled_systems" in result:
         lines.append(
             "Elo below: controlled for reply style (uncontrolled Elo beside it further down)"
         )
+    head = f"{level}% CI" if level else "interval"
     lines.append(
-        f"{'#':>3}  {'system':<28} {'Elo':>7} {'95% CI':>17} {'rank':>7} {'win':>6} {'n':>6}  "
+        f"{'#':>3}  {'system':<28} {'Elo':>7} {head:>17} {'rank':>7} {'win':>6} {'n':>6}  "
         + " ".join(f"{axis:>5}" for axis in AXES)
     )
     for position, row in enumerate(result["systems"], start=1):
         ci = f"[{_fmt(row['ci_low'], '.1f')}, {_fmt(row['ci_high'], '.1f')}]"
+        if row.get("too_few"):
+            ci = "too few judgments"
         axes = " ".join(f"{_fmt(row['axes'].get(axis), '5.2f'):>5}" for axis in AXES)
         lines.append(
             f"{position:>3}  {row['system'][:28]:<28} {_fmt(row['elo'], '7.1f')} {ci:>17} "
@@ -273,6 +333,11 @@ def render_table(result: dict[str, Any]) -> str:
             f"{'':>7} {_fmt(row['win_rate'], '6.3f')} {row['n']:>6}"
         )
     lines.extend(f"note: {row['system']}: {row['note']}" for row in result.get("human_rows", []))
+    lines.extend(
+        f"too few judgments: {row['system']}: {row.get('too_few_reason')}"
+        for row in result["systems"]
+        if row.get("too_few")
+    )
     lines.extend(f"warning: {message}" for message in result.get("warnings", []))
     lines += _style_lines(result) + _by_lines(result)
     return "\n".join(lines) + "\n"
