@@ -143,7 +143,7 @@ def study(seed: int, *, noisy_share: float = 0.1, systems: int = 12, contexts: i
     names = [f"s{i:02d}" for i in range(systems)]
     n_raters = 40
     noisy = set(rng.choice(n_raters, round(noisy_share * n_raters), replace=False).tolist())
-    rows = []
+    rows: list[tuple[object, ...]] = []
     for context in range(contexts):
         quality = theta + rng.normal(0, 0.6, systems)
         for _ in range(8):
