@@ -46,6 +46,7 @@ from .services import (
     PAIR_FULL,
     SCALE,
     AssignmentNotFound,
+    ClaimBusy,
     ProlificMismatch,
     StudyFull,
     assignment_keepalive,
@@ -114,6 +115,17 @@ def _notice_page(
     """One template for every "you cannot continue" page: closed, paused, full, ..."""
     context = {"study": study, "kind": kind, **extra}
     return render(request, "annotation/notice.html", context, status=status)
+
+
+# Seconds a rater waits before the "one moment" page (ClaimBusy) asks again by itself.
+BUSY_RETRY_SECONDS = 2
+
+
+def _busy_page(request: HtmxHttpRequest, study: Study) -> HttpResponse:
+    """Every free item is held by other raters' claims for a moment: try again, lose nothing."""
+    response = _notice_page(request, "busy", study, status=503, retry_after=BUSY_RETRY_SECONDS)
+    response["Retry-After"] = str(BUSY_RETRY_SECONDS)
+    return response
 
 
 def _study_gate(request: HtmxHttpRequest, study: Study) -> HttpResponse | None:
@@ -233,7 +245,10 @@ def item(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
     if study.status in (StudyStatus.CLOSED, StudyStatus.DRAFT):
         return _notice_page(request, NOT_OPEN_NOTICES[study.status], study)
     allow_new = study.is_open
-    assignment = assignment_next(rater=rater, allow_new=allow_new)
+    try:
+        assignment = assignment_next(rater=rater, allow_new=allow_new)
+    except ClaimBusy:
+        return _busy_page(request, study)
     if assignment is None and not allow_new:
         return _notice_page(request, "paused", study)
     if assignment is None:
@@ -282,6 +297,10 @@ def submit(request: HtmxHttpRequest, token: str) -> HttpResponse:
         )
     except AssignmentNotFound as exc:
         raise Http404("No such item.") from exc
+    except ClaimBusy:  # the answer is stored; the next item comes from the item page
+        if request.htmx:
+            return HttpResponseClientRedirect(_rater_url("item", study))
+        return redirect("annotation:item", invite_token=study.invite_token)
     notice = (
         REFUSED_NOTICES.get(result.refusal, REFUSED_NOTICES[PAIR_FULL]) if result.refused else ""
     )
@@ -314,8 +333,11 @@ def done(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
         return gate
     if study.status in (StudyStatus.PAUSED, StudyStatus.DRAFT):
         return _notice_page(request, NOT_OPEN_NOTICES[study.status], study)
-    if study.is_open and assignment_next(rater=rater) is not None:
-        return redirect("annotation:item", invite_token=study.invite_token)
+    try:
+        if study.is_open and assignment_next(rater=rater) is not None:
+            return redirect("annotation:item", invite_token=study.invite_token)
+    except ClaimBusy:
+        return _busy_page(request, study)
     progress = rater_queue_state(rater=rater).progress
     if progress.done_real == 0:
         # Nothing judged: no code (it would pay for nothing). Prolific asks such participants

@@ -13,6 +13,7 @@ from .common import (
     PAIR_FULL,
     SCALE,
     AssignmentNotFound,
+    ClaimBusy,
     SubmitResult,
 )
 from .judgments import (
@@ -39,6 +40,7 @@ __all__ = [
     "HUMAN_STRENGTH_MAX",
     "SCALE",
     "AssignmentNotFound",
+    "ClaimBusy",
     "ProlificMismatch",
     "StudyFull",
     "active_rater_count",

@@ -2,11 +2,21 @@
 
 Engine invariants (paper 9.6: each pair gets exactly its quota of judgments from distinct raters):
 - a pair never holds more than `quota - n_judgments` running leases: a claimer locks the pair
-  row (PostgreSQL `FOR UPDATE SKIP LOCKED`) and recounts the leases *after* taking the lock, so
-  every earlier claimer of that pair has committed and is seen;
+  row (PostgreSQL `FOR NO KEY UPDATE SKIP LOCKED`) and recounts the leases *after* taking the
+  lock, so every earlier claimer of that pair has committed and is seen;
 - `Pair.n_judgments` moves only in `judgments.py`, with F() under the pair's row lock, guarded by
   `n_judgments < quota` (the check constraint `pair_within_quota` backs it up);
 - a rater has at most one assignment per pair (constraint `assignment_rater_pair_once`).
+
+No deadlocks: a transaction waits for at most one row lock sequence, taken first and always in
+the same order (the rater's assignment row, then its pair: a submit, a late submit, a renewal).
+Every other pair lock is taken with SKIP LOCKED, which never waits. When every candidate pair is
+locked by others for a moment, the claim does not wait on one (two claimers holding a pair each
+could wait on each other's: PostgreSQL's deadlock detector then kills one, and a rater saw the
+error page); `assignment_next` commits and tries again a few milliseconds later, in a new
+transaction, for up to `CLAIM_PATIENCE_SECONDS` (then `ClaimBusy`: the page asks the rater to try
+again). Any deadlock that could still happen (a lock order outside this module) is retried
+inside the request by `core.db.retry_on_conflict`.
 
 Leases: an item stays reserved for `Study.lease_seconds`. Expired leases are ignored when
 counting and marked expired lazily. A rater who comes back after their lease ran out gets the
@@ -19,6 +29,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,6 +39,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from completions.models import Completion, DialogueContext
+from core.db import retry_on_conflict
 
 from ..models import Assignment, Pair, QualityCheckItem, Rater
 from ..selectors import (
@@ -40,22 +52,35 @@ from ..selectors import (
     rater_queue_state,
 )
 from .adaptive import adaptive_claim_sql, is_adaptive, rank_bump_cte
-from .common import UNREAD, _Unread, insert_statement, mark_saved, model_insert
+from .common import UNREAD, ClaimBusy, _Unread, insert_statement, mark_saved, model_insert
 
 CLAIM_ATTEMPTS = 8
+#: How long a claim keeps trying while every pair with room is locked by other claimers.
+CLAIM_PATIENCE_SECONDS = 5.0
 
 
+@retry_on_conflict
 def assignment_next(
     *, rater: Rater, now: datetime | None = None, allow_new: bool = True
 ) -> Assignment | None:
     """The rater's current item (resume), else a newly claimed one; None when they are done.
 
-    `allow_new=False` (a paused study) only gives back an item the rater still holds.
+    `allow_new=False` (a paused study) only gives back an item the rater still holds. Raises
+    `ClaimBusy` when every pair with room stayed locked by others for `CLAIM_PATIENCE_SECONDS`.
     """
-    with transaction.atomic():
-        found = _assignment_next(rater=rater, now=now or timezone.now(), allow_new=allow_new)
-    assert not isinstance(found, _Busy)  # only when may_wait is False
-    return found
+    deadline = time.monotonic() + CLAIM_PATIENCE_SECONDS
+    pause = 0.002
+    while True:
+        with transaction.atomic():
+            found = _assignment_next(rater=rater, now=now or timezone.now(), allow_new=allow_new)
+        if not isinstance(found, _Busy):
+            return found
+        # Other claimers hold every candidate for the few milliseconds of their transactions:
+        # this one committed (it holds no lock now) and tries again a moment later.
+        if time.monotonic() + pause > deadline:
+            raise ClaimBusy(rater.pk)
+        time.sleep(pause * (0.5 + random.random()))
+        pause = min(pause * 2, 0.05)
 
 
 def assignment_keepalive(*, assignment: Assignment, now: datetime | None = None) -> bool:
@@ -75,7 +100,8 @@ def assignment_keepalive(*, assignment: Assignment, now: datetime | None = None)
 
 
 class _Busy:
-    """Every candidate pair is locked by others, and this transaction may not wait."""
+    """Every candidate pair is locked by others (or, with `may_wait` False, the rater's own
+    item needs a lock this transaction may not wait for): try again in a new transaction."""
 
 
 BUSY = _Busy()
@@ -90,10 +116,12 @@ def _assignment_next(
     state: QueueState | None = None,
     candidate: int | None | _Unread = UNREAD,
 ) -> Assignment | None | _Busy:
-    """Assignment, None (done, or nothing new allowed) or BUSY (only when `may_wait` is False).
+    """Assignment, None (done, or nothing new allowed) or BUSY (try again, see `_claim_pair`).
 
-    A transaction that already holds a pair lock (the submit of the round trip) must not wait
-    for another pair's lock: two raters could each wait for the other's pair (a deadlock).
+    `may_wait`: this transaction holds no lock yet, so renewing the rater's own item may wait
+    for its assignment's and pair's locks (in that order). A transaction that already holds a
+    pair lock (the submit of the round trip) must not: two raters could each wait for the
+    other's pair (a deadlock).
     `state` is the rater's queue and `candidate` the pair a claim picked (and locked) when the
     caller has already read them: the submit statement does both.
     """
@@ -120,16 +148,23 @@ def _assignment_next(
     if wants_check and (check := _lease_check(rater=rater, now=now, position=position)):
         return check
     if progress.done_real < plan.n_real:
-        return _lease_pair(
-            rater=rater, now=now, position=position, may_wait=may_wait, candidate=candidate
-        )
+        return _claim_pair(rater=rater, now=now, position=position, candidate=candidate)
     if progress.done_checks < plan.n_checks:
         return _lease_check(rater=rater, now=now, position=position)
     return None
 
 
+_LOCK_ASSIGNMENT_SQL = "SELECT id FROM {assignment} WHERE id = %s FOR NO KEY UPDATE"
+
+
 def _lease_renew(*, assignment: Assignment, now: datetime) -> Assignment | None:
-    """Give a returning rater the same item again if its pair still has room."""
+    """Give a returning rater the same item again if its pair still has room.
+
+    Locks the assignment row before the pair's, the order a submit takes them in."""
+    if connection.features.has_select_for_update:
+        with hot_cursor() as cursor:
+            sql = _LOCK_ASSIGNMENT_SQL.format(assignment=Assignment._meta.db_table)
+            cursor.execute(sql, [assignment.pk])
     if assignment.pair_id is not None and not _pair_has_room(
         pair_id=assignment.pair_id, now=now, exclude_assignment_id=assignment.pk
     ):
@@ -165,7 +200,7 @@ JOIN {completion} cb ON cb.id = p.completion_b_id
 WHERE p.id = %s {lock}
 """
 
-_LOCK_SQL = "SELECT id FROM {pair} WHERE id = %s FOR UPDATE"
+_LOCK_SQL = "SELECT id FROM {pair} WHERE id = %s FOR NO KEY UPDATE"
 
 
 def _pair_locked_with_room(
@@ -214,7 +249,9 @@ def _json(value: Any) -> Any:
 # The claim runs on every "next item", so it is one hand-written statement (no ORM compile
 # on the hot path): the least-judged pair of the study that this rater has not had and whose
 # judgments plus running leases leave room, locked without waiting on rows others hold. A pair
-# with a text-unknown completion (a judgments-import placeholder) is never served.
+# with a text-unknown completion (a judgments-import placeholder) is never served. NO KEY
+# UPDATE is the lock an UPDATE of the counter takes anyway; unlike FOR UPDATE it lets others
+# insert rows that reference the pair (an LLM verdict, a judgment) while a rater holds it.
 _CLAIM_SQL = """
 SELECT p.id FROM {pair} p
 WHERE p.study_id = %s AND p.n_judgments < p.quota {excluded}
@@ -236,14 +273,15 @@ LIMIT 1 {lock}
 """
 
 
-def claim_candidate_sql(*, n_excluded: int = 0, wait: bool = False, adaptive: bool = False) -> str:
+def claim_candidate_sql(*, n_excluded: int = 0, locked: bool = True, adaptive: bool = False) -> str:
     """The claim statement (`_CLAIM_SQL`) for this database; its parameters: `claim_params`.
 
+    It never waits for a lock: rows others hold are skipped. ``locked=False``: the same
+    question without taking any lock (is any pair left at all, held by others or not?).
     ``adaptive``: the same statement in the order an adaptive study's refit planned."""
-    features = connection.features
     lock = ""
-    if features.has_select_for_update:
-        lock = "FOR UPDATE OF p" if wait else "FOR UPDATE OF p SKIP LOCKED"
+    if locked and connection.features.has_select_for_update:
+        lock = "FOR NO KEY UPDATE OF p SKIP LOCKED"
     sql = _CLAIM_SQL.format(
         pair=Pair._meta.db_table,
         assignment=Assignment._meta.db_table,
@@ -265,18 +303,18 @@ def claim_params(*, rater: Rater, now: datetime, excluded: Sequence[int] = ()) -
     ]
 
 
-def _claim_candidate(*, rater: Rater, now: datetime, excluded: list[int], wait: bool) -> int | None:
+def _claim_candidate(*, rater: Rater, now: datetime, excluded: list[int]) -> int | None:
     adaptive = is_adaptive(rater)
-    pair_id = _claim_run(rater=rater, now=now, excluded=excluded, wait=wait, adaptive=adaptive)
+    pair_id = _claim_run(rater=rater, now=now, excluded=excluded, adaptive=adaptive)
     if pair_id is None and adaptive:  # priorities not written yet, or every one taken
-        pair_id = _claim_run(rater=rater, now=now, excluded=excluded, wait=wait, adaptive=False)
+        pair_id = _claim_run(rater=rater, now=now, excluded=excluded, adaptive=False)
     return pair_id
 
 
 def _claim_run(
-    *, rater: Rater, now: datetime, excluded: list[int], wait: bool, adaptive: bool
+    *, rater: Rater, now: datetime, excluded: list[int], adaptive: bool, locked: bool = True
 ) -> int | None:
-    sql = claim_candidate_sql(n_excluded=len(excluded), wait=wait, adaptive=adaptive)
+    sql = claim_candidate_sql(n_excluded=len(excluded), locked=locked, adaptive=adaptive)
     with hot_cursor() as cursor:
         cursor.execute(sql, claim_params(rater=rater, now=now, excluded=excluded))
         row = cursor.fetchone()
@@ -289,33 +327,32 @@ def _claim_pair(
     rater: Rater,
     now: datetime,
     position: int,
-    may_wait: bool = True,
     candidate: int | None | _Unread = UNREAD,
 ) -> Assignment | None | _Busy:
     """Lease the least-filled pair this rater has not had and that still has room.
 
-    SKIP LOCKED lets concurrent raters take different pairs instead of queueing on one; when
-    every candidate is locked by others we wait on one (plain FOR UPDATE) rather than
-    wrongly telling the rater the study is full. The room check is repeated after the lock
-    because the lease count in the claiming query was read before it. `candidate` is the
-    first claim's result when the caller has already run it (the submit statement does).
+    SKIP LOCKED lets concurrent raters take different pairs instead of queueing on one, and
+    never waits. When it finds nothing, a second look without locks tells "every pair with
+    room is held by others for a moment" (BUSY: the caller tries again in a new transaction)
+    from "nothing left" (None): the rater is never wrongly told the study is full. The room
+    check is repeated after the lock because the lease count in the claiming query was read
+    before it; a pair that turns out full stays locked (and excluded) until the commit, which
+    is harmless because nobody waits for it while holding another. `candidate` is the first
+    claim's result when the caller has already run it (the submit statement does).
     """
     excluded: list[int] = []
     for _attempt in range(CLAIM_ATTEMPTS):
         if isinstance(candidate, _Unread):  # the one instance, UNREAD
-            pair_id = _claim_candidate(rater=rater, now=now, excluded=excluded, wait=False)
+            pair_id = _claim_candidate(rater=rater, now=now, excluded=excluded)
         else:
             pair_id, candidate = candidate, UNREAD
-        if pair_id is None and not may_wait:
-            return BUSY
         if pair_id is None:
-            pair_id = _claim_candidate(rater=rater, now=now, excluded=excluded, wait=True)
-        if pair_id is None:
-            return None
+            held = _claim_run(rater=rater, now=now, excluded=excluded, adaptive=False, locked=False)
+            return None if held is None else BUSY
         if leased := _lease_if_room(rater=rater, pair_id=pair_id, now=now, position=position):
             return leased
         excluded.append(pair_id)
-    return None
+    return BUSY
 
 
 def _new_lease(*, rater: Rater, now: datetime, position: int, **item: Any) -> Assignment:
@@ -395,19 +432,6 @@ def _lease_if_room(
         completion_b=Completion(id=b_id, text=text_b),
     )
     return assignment
-
-
-def _lease_pair(
-    *,
-    rater: Rater,
-    now: datetime,
-    position: int,
-    may_wait: bool = True,
-    candidate: int | None | _Unread = UNREAD,
-) -> Assignment | None | _Busy:
-    return _claim_pair(
-        rater=rater, now=now, position=position, may_wait=may_wait, candidate=candidate
-    )
 
 
 def _lease_check(*, rater: Rater, now: datetime, position: int) -> Assignment | None:

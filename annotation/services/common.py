@@ -26,6 +26,11 @@ class AssignmentNotFound(Exception):
     """The assignment does not exist or is not this rater's."""
 
 
+class ClaimBusy(Exception):
+    """Every pair with room stayed locked by other raters' claims: the rater should try again
+    in a moment (the pages answer 503 with Retry-After; nothing was lost)."""
+
+
 class _Unread:
     """No claim has been run yet for this request (unlike None: a claim found nothing)."""
 

@@ -9,6 +9,8 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
+from core.db import retry_on_conflict
+
 from ..models import Assignment, Judgment, Pair, QualityCheckItem, Rater
 from ..selectors import QUEUE_COUNTS_SQL, hot_cursor, queue_state_from_counts
 from .adaptive import is_adaptive
@@ -52,6 +54,7 @@ def axes_to_canonical(*, marks: dict[str, str], shown_left: str) -> dict[str, di
     }
 
 
+@retry_on_conflict
 def judgment_submit(
     *,
     rater: Rater,
@@ -87,15 +90,41 @@ def judgment_submit_and_next(
     (one commit, i.e. one WAL flush, per round trip: the hot path of the rater pages).
 
     Only when every candidate pair is locked by others does the next item come from a second
-    transaction, which may wait for a lock because it holds none.
+    transaction (`assignment_next`, which tries again until one is free).
     """
-    now = now or timezone.now()
+    result, following = _submit_and_claim(
+        rater=rater,
+        assignment=assignment,
+        choice=choice,
+        axes=axes or {},
+        rationale=rationale,
+        now=now or timezone.now(),
+        allow_new=allow_new,
+    )
+    if isinstance(following, _Busy):  # the one instance, BUSY
+        following = assignment_next(rater=rater, allow_new=allow_new)
+    return result, following
+
+
+@retry_on_conflict
+def _submit_and_claim(
+    *,
+    rater: Rater,
+    assignment: Assignment,
+    choice: int,
+    axes: dict[str, str],
+    rationale: str,
+    now: datetime,
+    allow_new: bool,
+) -> tuple[SubmitResult, Assignment | None | _Busy]:
+    """The verdict and the next lease in one transaction; run again whole if PostgreSQL
+    aborts it (a rolled-back submit stored nothing, so running it again stores it once)."""
     with transaction.atomic():
         result = _judgment_submit(
             rater=rater,
             assignment=assignment,
             choice=choice,
-            axes=axes or {},
+            axes=axes,
             rationale=rationale,
             now=now,
             claim_next=allow_new,
@@ -108,8 +137,6 @@ def judgment_submit_and_next(
             state=result.queue,
             candidate=result.candidate,
         )
-    if isinstance(following, _Busy):  # the one instance, BUSY
-        following = assignment_next(rater=rater, allow_new=allow_new)
     return result, following
 
 
