@@ -112,9 +112,10 @@ def rater_join(
     The study row is locked, so concurrent joins are counted one after the other and the cap
     holds exactly. The lock is FOR NO KEY UPDATE: it excludes other joins but not the foreign-key
     checks (FOR KEY SHARE) of every row inserted with this study, so a join never waits for the
-    raters' answers in flight, nor they for it (with FOR UPDATE, a launch burst's joins queued
-    behind every open submit and held 3/4 of the database's time; docs/benchmarks.md). `prolific` carries pid / study_id / session_id of a Prolific visit; a
-    participant who joins twice (two tabs) gets the same rater back. `cohort` is the entry
+    raters' answers in flight, nor they for it (FOR UPDATE conflicts with FOR KEY SHARE, so
+    under a launch burst every join also queued behind every open submit). `prolific` carries
+    pid / study_id / session_id of a Prolific visit; a participant who joins twice (two tabs)
+    gets the same rater back. `cohort` is the entry
     link's cohort, recorded for a new rater (a returning one keeps theirs).
     """
     locked = Study.objects.select_for_update(no_key=True).get(pk=study.pk)
