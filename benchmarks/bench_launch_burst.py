@@ -726,7 +726,7 @@ def py_spy_report(folded: Path, top: int = 16) -> list[str]:
         ):
             continue  # a thread waiting for a request
         total += n
-        if any(where.startswith("psycopg/") and name == "wait" for name, where in frames):
+        if any(where.startswith("psycopg/") and name.endswith("wait") for name, where in frames):
             waiting += n  # waiting for PostgreSQL's answer (the database's time, or a lock)
         for key in {f"{name} ({where})" for name, where in frames if _interesting(where)}:
             inclusive[key] += n
