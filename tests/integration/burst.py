@@ -66,14 +66,12 @@ def run_script(script: str, database: str, *args: str, timeout: float = 900) -> 
 
 
 @contextmanager
-def kept_database(name: str) -> Iterator[psycopg.Connection]:
-    """A connection to the database a script kept; dropped afterwards."""
+def kept_database(name: str) -> Iterator[str]:
+    """The address of the database a script will keep (--keep); dropped afterwards."""
     parts = urlsplit(base_database_url())
     admin = urlunsplit(parts._replace(scheme="postgresql", path="/postgres"))
-    url = urlunsplit(parts._replace(scheme="postgresql", path=f"/{name}"))
     try:
-        with psycopg.connect(url) as conn:
-            yield conn
+        yield urlunsplit(parts._replace(scheme="postgresql", path=f"/{name}"))
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -10,6 +10,7 @@ are in docs/benchmarks.md.
 
 from __future__ import annotations
 
+import psycopg
 import pytest
 
 from heart_site.settings_test import CHECKOUT_ID
@@ -30,13 +31,14 @@ def test_a_launch_burst_loses_nothing_doubles_nothing_and_shows_no_error(read):
     base_database_url()
     name = f"heart_burst_{CHECKOUT_ID}"
     port = free_ports(1)
-    with kept_database(name) as conn:
+    with kept_database(name) as url:
         result = run_script(
             "bench_launch_burst.py",
             name,
             *("--raters", str(RATERS), "--arrival", "8", "--read", read, "--port", str(port)),
         )
-        counts = database_counts(conn, result["plan"]["study"])
+        with psycopg.connect(url) as conn:
+            counts = database_counts(conn, result["plan"]["study"])
     pages = result["pages"]
     assert all(result["checks"].values()), result["checks"]
     assert {page: r["errors"] for page, r in pages.items() if r["errors"]} == {}
