@@ -27,7 +27,7 @@ from tests.integration.burst import (
 )
 
 pytestmark = pytest.mark.integration
-RATERS = 100
+RATERS = 80
 
 
 def _installed(name: str) -> bool:

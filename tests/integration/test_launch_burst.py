@@ -23,7 +23,7 @@ from tests.integration.burst import (
 )
 
 pytestmark = pytest.mark.integration
-RATERS = 120
+RATERS = 80
 
 
 @pytest.mark.parametrize("read", ["0.5", "0"], ids=["reading", "stress"])
@@ -35,7 +35,7 @@ def test_a_launch_burst_loses_nothing_doubles_nothing_and_shows_no_error(read):
         result = run_script(
             "bench_launch_burst.py",
             name,
-            *("--raters", str(RATERS), "--arrival", "8", "--read", read, "--port", str(port)),
+            *("--raters", str(RATERS), "--arrival", "6", "--read", read, "--port", str(port)),
         )
         with psycopg.connect(url) as conn:
             counts = database_counts(conn, result["plan"]["study"])
