@@ -422,6 +422,9 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--json", action="store_true", help="also print one JSON line")
     args = parser.parse_args()
     args.connections = args.raters
+    # A reply the killed node was sending when it died arrives cut off; a person reloads the
+    # page (every write is idempotent, so a POST sent again stores nothing twice).
+    args.reload_cut = True
     if args.kill_at is None:
         args.kill_at = args.arrival / 2
     return args
@@ -541,6 +544,9 @@ def run(args, cluster: Cluster, database: str) -> bool:
     }
     errors = sum(r["errors"] for r in results["pages"].values())
     merged["checks"]["no rater saw an error"] = errors == 0
+    merged["counts"]["replies cut off by the kill, reloaded"] = sum(
+        results.get("reloaded_after_a_cut", {}).values()
+    )
     ok = burst.print_checks(merged)
     print(
         f"worst p95 of a rater page: {burst.worst_rater_p95(results):.0f} ms; {burst.load_line()}"

@@ -255,15 +255,31 @@ class Stats:
         self.codes: list[str] = []  # Prolific ids shown the completion code
         self.timeline: list[tuple[float, str, float]] = []  # (sent at, page, latency)
         self.error_times: list[float] = []  # when each error happened (perf_counter)
+        self.reloaded: dict[str, list[str]] = defaultdict(list)  # replies cut off, asked again
+
+
+# --reload-cut (the cluster check): a reply cut off in the middle (its node was killed while
+# sending it) is asked again once, as a person reloads a half-loaded page; counted apart.
+RELOAD_CUT = False
 
 
 async def _call(session, stats: Stats, page: str, method: str, path: str, expect, **kw):
     """One request, timed; returns (status, text, headers)."""
+    import aiohttp
+
     started = time.perf_counter()
     try:
-        async with session.request(method, path, allow_redirects=False, **kw) as reply:
-            text = await reply.text()
-            status, headers = reply.status, reply.headers
+        try:
+            async with session.request(method, path, allow_redirects=False, **kw) as reply:
+                text = await reply.text()
+                status, headers = reply.status, reply.headers
+        except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError) as cut:
+            if not RELOAD_CUT:
+                raise
+            stats.reloaded[page].append(type(cut).__name__)
+            async with session.request(method, path, allow_redirects=False, **kw) as reply:
+                text = await reply.text()
+                status, headers = reply.status, reply.headers
     except Exception as exc:  # noqa: BLE001 - any transport failure is an error of this page
         stats.errors[page].append(type(exc).__name__ + ": " + str(exc)[:120])
         stats.error_times.append(time.perf_counter())
@@ -417,6 +433,8 @@ async def _loadgen(plan: dict, args) -> Stats:
 
 def loadgen_main(args) -> None:
     """The load generator's process: reads the plan, prints one JSON line of results."""
+    global RELOAD_CUT
+    RELOAD_CUT = args.reload_cut
     plan = json.loads(Path(args.loadgen).read_text())
     started = time.perf_counter()
     stats = asyncio.run(_loadgen(plan, args))
@@ -437,6 +455,7 @@ def loadgen_main(args) -> None:
                 "wall_s": round(wall, 1),
                 "loadgen_cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
                 "requests_per_s": per_second(stats.timeline),
+                "reloaded_after_a_cut": {p: len(v) for p, v in stats.reloaded.items()},
                 "errors_between_s": [
                     round(min(stats.error_times) - started, 1),
                     round(max(stats.error_times) - started, 1),
@@ -490,6 +509,7 @@ def run_loadgen(base: str, plan: dict, args) -> dict[str, Any]:
         sys.executable, __file__, "--loadgen", fh.name, "--read", str(args.read),
         "--seed", str(args.seed), "--connections", str(args.connections),
         "--timeout", str(args.timeout),
+        *(["--reload-cut"] if getattr(args, "reload_cut", False) else []),
     ]  # fmt: skip
     try:
         done = subprocess.run(command, check=True, capture_output=True, text=True)
@@ -799,6 +819,10 @@ def print_table(title: str, results: dict) -> None:
         f"CPU {results['loadgen_cpu_s']} s"
     )
     print("raters:", ", ".join(f"{k} {v}" for k, v in sorted(results["outcomes"].items())))
+    if results.get("reloaded_after_a_cut"):
+        print(
+            "replies cut off mid-way and asked again (a reload):", results["reloaded_after_a_cut"]
+        )
     if results.get("errors_between_s"):
         first, last = results["errors_between_s"]
         print(f"errors between {first} s and {last} s after the load generator started")
@@ -847,6 +871,7 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
+    parser.add_argument("--reload-cut", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--loadgen", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
