@@ -418,7 +418,9 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--llm-ttft", type=int, default=200, help="the fake judge's delay (ms)")
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--keep", action="store_true", help="keep the database and the logs")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the database (and the logs if a check failed)"
+    )
     parser.add_argument("--json", action="store_true", help="also print one JSON line")
     args = parser.parse_args()
     args.connections = args.raters
@@ -454,9 +456,10 @@ def main() -> int:
         connections.close_all()
         if not args.keep:
             burst.database_url(base, BENCH_DB, drop_only=True)
+        if ok or not args.keep:  # the nodes' logs are kept to read a failure
             shutil.rmtree(folder, ignore_errors=True)
-        else:
-            print(f"kept: database {BENCH_DB}, logs in {folder}")
+        if args.keep:
+            print(f"kept: database {BENCH_DB}" + ("" if ok else f", the nodes' logs in {folder}"))
     return 0 if ok else 1
 
 
