@@ -29,6 +29,13 @@ max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "20000"))
 max_requests_jitter = 2000
 timeout = 30
 graceful_timeout = 30
+# gunicorn's control socket (for `gunicornc`) is one path per user by default, so two web nodes
+# on one host would take each other's: GUNICORN_CONTROL_SOCKET gives each its own path, or
+# "off" turns it off (docs/deployment.md).
+if (_control := os.environ.get("GUNICORN_CONTROL_SOCKET", "")) == "off":
+    control_socket_disable = True
+elif _control:
+    control_socket = _control
 
 # Metrics (core/metrics.py): with several workers, each writes its values in one directory
 # and /metrics sums them, whichever worker answers. prometheus_client reads the directory when a

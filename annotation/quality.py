@@ -16,7 +16,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from completions.models import Study
 
@@ -188,8 +188,28 @@ def quality_items_seed_from_rubric(*, study: Study) -> list[QualityCheckItem]:
 # --- Flagging -----------------------------------------------------------------------------
 
 
+# The same median computed by PostgreSQL: every rater's finish (the done page) asks for it, and
+# reading every human judgment of the study into Python on each finish made the done page the
+# dearest page of a launch burst (docs/benchmarks.md, "Launch burst").
+_STUDY_MEDIAN_SQL = """
+    SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY median_ms), count(*) FROM (
+        SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY j.duration_ms) AS median_ms
+        FROM annotation_judgment j JOIN annotation_rater r ON r.id = j.rater_id
+        WHERE j.study_id = %s AND r.study_id = %s AND j.judge_kind = 'human'
+          AND NOT j.quality_check
+        GROUP BY j.rater_id
+        HAVING count(*) >= %s AND count(j.duration_ms) > 0
+    ) per_rater
+"""
+
+
 def study_median_time_ms(*, study: Study) -> float | None:
     """Median over raters of each rater's median time on real items (None if too few)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_STUDY_MEDIAN_SQL, [study.pk, study.pk, MIN_TIMED_ITEMS])
+            median, n_raters = cursor.fetchone()
+        return float(median) if n_raters >= MIN_RATERS_FOR_MEDIAN else None
     medians = [
         s.median_ms
         for s in rater_stats(study=study)

@@ -311,7 +311,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": crontab(hour=env.int("REFIT_HOUR_UTC", default=3), minute=0),
     },
     # Picks up LLM runs whose executor died with its worker (their unit leases have run out).
-    "llm-resume-runs": {"task": "llm.tasks.llm_runs_resume", "schedule": 300.0},
+    # LLM_RESUME_SECONDS: how soon the surviving workers take over a dead worker's run (after its
+    # unit leases, LLM_LEASE_SECONDS, have run out).
+    "llm-resume-runs": {
+        "task": "llm.tasks.llm_runs_resume",
+        "schedule": env.float("LLM_RESUME_SECONDS", default=300.0),
+    },
     # Polls provider batches (OpenAI Batch, Anthropic Message Batches) and ingests ended ones.
     "llm-poll-batches": {
         "task": "llm.batch.tasks.llm_batches_poll",

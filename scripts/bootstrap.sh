@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up a fresh clone: a Python >= 3.12 virtualenv with every pinned dependency, and
-# Debian's chromium for the browser tests (when we are root and it is missing).
+# Debian's chromium for the browser tests and haproxy/pgbouncer for the cluster check (when we
+# are root and they are missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,6 +50,17 @@ PY
   sleep 1
   rm -f .venv/.installed-*
   touch ".venv/.installed-$hash-${extras:-runtime}"
+fi
+
+# HAProxy and PgBouncer for the cluster check (tests/integration/test_cluster.py,
+# benchmarks/bench_cluster.py), from Debian, as chromium below.
+if [ "${WITH_BROWSER:-1}" = 1 ] && { [ ! -x /usr/sbin/haproxy ] || [ ! -x /usr/sbin/pgbouncer ]; }; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "Installing Debian's haproxy and pgbouncer for the cluster check..."
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy pgbouncer) >/dev/null
+  else
+    echo "note: haproxy or pgbouncer is missing; run 'sudo apt-get install haproxy pgbouncer' for the cluster check" >&2
+  fi
 fi
 
 if [ "${WITH_BROWSER:-1}" = 1 ] && [ ! -x /usr/bin/chromium ]; then

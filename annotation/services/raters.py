@@ -52,15 +52,27 @@ def rater_enter(
     rater, _ = Rater.objects.get_or_create(
         study=study,
         external_id=external_id,
-        defaults={
-            "pseudonym": _pseudonym(study=study, external_id=external_id),
-            "source": "prolific",
-            "prolific_study_id": prolific_study_id[:200],
-            "prolific_session_id": prolific_session_id[:200],
-            "cohort": cohort,
-        },
+        defaults=_panel_fields(
+            study=study,
+            external_id=external_id,
+            prolific_study_id=prolific_study_id,
+            prolific_session_id=prolific_session_id,
+            cohort=cohort,
+        ),
     )
     return rater
+
+
+def _panel_fields(
+    *, study: Study, external_id: str, prolific_study_id: str, prolific_session_id: str, cohort: str
+) -> dict[str, Any]:
+    return {
+        "pseudonym": _pseudonym(study=study, external_id=external_id),
+        "source": "prolific",
+        "prolific_study_id": prolific_study_id[:200],
+        "prolific_session_id": prolific_session_id[:200],
+        "cohort": cohort,
+    }
 
 
 def prolific_rater_resumable(
@@ -110,11 +122,15 @@ def rater_join(
     """A new rater who has just consented, within the study's cap on active raters.
 
     The study row is locked, so concurrent joins are counted one after the other and the cap
-    holds exactly. `prolific` carries pid / study_id / session_id of a Prolific visit; a
-    participant who joins twice (two tabs) gets the same rater back. `cohort` is the entry
+    holds exactly. The lock is FOR NO KEY UPDATE: it excludes other joins but not the foreign-key
+    checks (FOR KEY SHARE) of every row inserted with this study, so a join never waits for the
+    raters' answers in flight, nor they for it (FOR UPDATE conflicts with FOR KEY SHARE, so
+    under a launch burst every join also queued behind every open submit). `prolific` carries
+    pid / study_id / session_id of a Prolific visit; a participant who joins twice (two tabs)
+    gets the same rater back. `cohort` is the entry
     link's cohort, recorded for a new rater (a returning one keeps theirs).
     """
-    locked = Study.objects.select_for_update().get(pk=study.pk)
+    locked = Study.objects.select_for_update(no_key=True).get(pk=study.pk)
     if prolific:
         existing = prolific_rater_resumable(
             study=study,
@@ -127,14 +143,23 @@ def rater_join(
     cap = locked.max_active_raters
     if cap is not None and active_rater_count(study=locked) >= cap:
         raise StudyFull(study.slug)
-    rater = rater_enter(
-        study=study,
-        external_id=prolific["pid"] if prolific else "",
-        prolific_study_id=prolific["study_id"] if prolific else "",
-        prolific_session_id=prolific["session_id"] if prolific else "",
-        cohort=cohort,
-    )
-    return rater_consent(rater=rater)
+    # One INSERT, consented: every statement here runs while the study's joins wait for the lock.
+    # Under the lock no other join can add this participant, so no get_or_create is needed.
+    fields: dict[str, Any] = {"cohort": cohort, "consented_at": timezone.now()}
+    if prolific:
+        fields.update(
+            external_id=prolific["pid"],
+            **_panel_fields(
+                study=study,
+                external_id=prolific["pid"],
+                prolific_study_id=prolific["study_id"],
+                prolific_session_id=prolific["session_id"],
+                cohort=cohort,
+            ),
+        )
+    else:
+        fields["pseudonym"] = _pseudonym(study=study, external_id="")
+    return Rater.objects.create(study=study, **fields)
 
 
 def rater_consent(*, rater: Rater) -> Rater:

@@ -13,6 +13,7 @@ from annotation.quality import (
     flag_reason,
     quality_items_seed_from_rubric,
     rater_quality_update,
+    study_median_time_ms,
     study_quality_update,
 )
 from annotation.services import assignment_next, judgment_submit, rater_consent, rater_enter
@@ -182,3 +183,39 @@ def test_the_study_median_rule_flags_only_the_rushed_rater():
     assert study_quality_update(study=study) == 1
     flagged = Rater.objects.get(flagged=True)
     assert flagged.pseudonym == "r-3" and "22.0 s" in flagged.flag_reason
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_study_median_postgresql_computes_equals_one_computed_by_hand(postgres, seed):
+    """The done page asks PostgreSQL for the study's median time; the same figure computed here
+    from the rows: per rater with 3 or more real items, the median of their timed real items;
+    then the median of those (statistics.median: the mean of the middle two)."""
+    import random
+    import statistics
+
+    from annotation.models import Judgment
+
+    rng = random.Random(seed)
+    study = build_study(n_contexts=3, systems=[(f"s{i}", f"f{i}", "model") for i in range(4)])
+    for i in range(rng.randint(4, 9)):
+        rater = RaterFactory(study=study, pseudonym=f"r-med-{i}")
+        durations = [rng.choice([None, rng.randint(1, 90)]) for _ in range(rng.randint(1, 7))]
+        _human_judgments(study, rater, [1] * len(durations))
+        for judgment, duration in zip(
+            Judgment.objects.filter(rater=rater).order_by("pk"), durations, strict=True
+        ):
+            judgment.duration_ms = None if duration is None else duration * 1000 + i
+            judgment.save(update_fields=["duration_ms"])
+    JudgmentFactory(study=study, judge_kind="llm", judge="gpt", duration_ms=5)  # not a rater's
+    per_rater = []
+    for rater in Rater.objects.filter(study=study):
+        rows = list(
+            Judgment.objects.filter(rater=rater, quality_check=False).values_list(
+                "duration_ms", flat=True
+            )
+        )
+        timed = [d for d in rows if d is not None]
+        if len(rows) >= 3 and timed:
+            per_rater.append(statistics.median(timed))
+    expected = statistics.median(per_rater) if len(per_rater) >= 3 else None
+    assert study_median_time_ms(study=study) == expected

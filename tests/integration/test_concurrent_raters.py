@@ -59,7 +59,12 @@ def _rater_session(base_url: str, invite: str, index: int) -> dict:
     return {"pid": pid, "accepted": accepted, "posts": posts}
 
 
-def test_200_concurrent_raters_fill_every_pair_exactly(postgres, transactional_db, live_server):
+# Five times in a row: a race that shows once in ten runs (a deadlock between two claims did)
+# must fail CI, not pass it by luck.
+@pytest.mark.parametrize("run", range(5))
+def test_200_concurrent_raters_fill_every_pair_exactly(
+    run, postgres, transactional_db, live_server
+):
     study = build_study(
         n_contexts=4, quota=QUOTA, systems=SYSTEMS, items_per_rater=3, quality_check_rate=0
     )
