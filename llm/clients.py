@@ -208,7 +208,7 @@ def _new_client(endpoint: EndpointConfig) -> Any:
     return openai.AsyncOpenAI(**options)
 
 
-def sync_client(endpoint: EndpointConfig) -> Any:
+def sync_client(endpoint: EndpointConfig) -> anthropic.Anthropic | openai.OpenAI:
     """A blocking SDK client (the batch APIs) under the same host policy, checked first."""
     sdk = anthropic if endpoint.provider == "anthropic" else openai
     policy = HostPolicy.from_settings()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from completions import cohorts
@@ -214,8 +216,9 @@ class UploadForm(forms.Form):
         upload.seek(0)
         return upload
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         chosen, found = data.get("kind"), self.detection
         if chosen is None or found is None:
             return data
@@ -246,8 +249,9 @@ class PairDesignForm(forms.Form):
     )
     seed = forms.IntegerField(label="Seed", required=False)
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         if data.get("design") == "balanced" and not data.get("per_context"):
             self.add_error("per_context", "A balanced design needs pairs per context.")
         return data

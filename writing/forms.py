@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from .models import WritingSettings
@@ -77,8 +79,9 @@ class WritingSettingsForm(forms.ModelForm):
     def groups(self) -> list[tuple[str, list]]:
         return [(title, [self[name] for name in names]) for title, names in SETTINGS_GROUPS.items()]
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         for low, high, on, message in ORDER_RULES:
             a, b = data.get(low), data.get(high)
             if a is not None and b is not None and a > b and on not in self.errors:

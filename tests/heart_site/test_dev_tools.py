@@ -36,6 +36,14 @@ def test_the_hooks_pin_the_same_tool_versions_as_the_dev_dependencies():
         assert re.fullmatch(r"\d+(\.\d+)+", pins[tool]), tool
 
 
+def test_the_type_checker_and_the_layers_run_from_the_projects_own_environment():
+    hooks = _hooks()
+    for hook_id, tool in (("mypy", "mypy"), ("lint-imports", "lint-imports")):
+        hook = hooks[hook_id]
+        assert hook["language"] == "system" and hook["entry"] == f".venv/bin/{tool}"
+        assert hook["pass_filenames"] is False  # the whole tree, as CI checks it
+
+
 def test_every_template_passes_the_template_hook():
     hook = _hooks()["djlint"]
     templates = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "templates").rglob("*.html"))
