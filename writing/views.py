@@ -43,6 +43,7 @@ from .services import (
 )
 from .text_rules import band_note, sentence_count, word_count
 
+
 def _care() -> CareForWriters[Writer, WritingSettings, Writing]:
     """What care adds to these pages (registered by the care app; nothing without it)."""
     return care_for_writers()
