@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_filters",  # the API's list filters (studio/api/judgments.py)
     "django_htmx",
     "axes",  # one lockout for every login form (core/login_throttle.py)
     "core",  # the outbox, job leases, health, middleware, metrics: every app may use it
