@@ -25,10 +25,8 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
-import pandas as pd
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -37,7 +35,7 @@ from completions.families import aliases_merged
 from completions.models import Study
 from labelling import selectors as label_selectors
 
-from . import board, categories, llm_judges, plots, selectors, style_board, verdicts
+from . import selectors
 from .models import (
     JudgeFilter,
     LeaderboardSnapshot,
@@ -46,12 +44,14 @@ from .models import (
     RefitTrigger,
     SubsetFilter,
 )
-from .report import safe_agreement
-from .report import strategy_section as report_strategy_section
+
+if TYPE_CHECKING:  # the maths and its libraries load in the functions that use them (workers)
+    import pandas as pd
+
+    from . import verdicts
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_PARAMS: dict[str, Any] = board.PRESETS["default"]
 CACHE_SECONDS = 24 * 3600
 #: How long a queued refit is shown as "updating" at most (a refit that died is retried then).
 REFIT_PENDING_SECONDS = 15 * 60
@@ -85,7 +85,7 @@ class StudyData:
     labels: dict[str, Any] = field(
         default_factory=dict
     )  # which strategy labels `completions` carries
-    rule: verdicts.VerdictRule = field(default_factory=verdicts.VerdictRule)
+    rule: verdicts.VerdictRule = field(default_factory=lambda: verdict_rule_default())
     aliases: dict[str, Any] = field(default_factory=dict)
     anchor: str | None = None
     style_features: list[str] = field(default_factory=list)
@@ -102,8 +102,16 @@ class StudyData:
         return frame
 
 
+def verdict_rule_default() -> verdicts.VerdictRule:
+    from . import verdicts
+
+    return verdicts.VerdictRule()
+
+
 def verdict_rule(study: Study) -> verdicts.VerdictRule:
     """The study's rule for which verdicts count (its analysis settings)."""
+    from . import verdicts
+
     return verdicts.VerdictRule(
         llm_games=cast(verdicts.LlmGames, study.llm_games),  # VerdictRule checks the value
         human_min_verdicts=study.human_majority_min,
@@ -117,6 +125,8 @@ def study_data_load(study: Study, *, state: dict[str, Any] | None = None) -> Stu
     Strategy labels: the latest finished label set (an LLM label run or imported labels),
     else the completions' own metadata; `labels` says which.
     """
+    from . import verdicts
+
     state = state or selectors.judgments_state(study)
     source = label_selectors.source_from_state(study, state.get("labels"))
     rule = verdict_rule(study)
@@ -147,6 +157,8 @@ def pair_texts_ensure(data: StudyData, study: Study) -> StudyData:
 
 
 def params_resolve(preset: str = "default", **overrides: Any) -> dict[str, Any]:
+    from . import board
+
     return board.params_resolve(preset, **overrides)
 
 
@@ -157,6 +169,8 @@ def leaderboard_from_data(
     data: StudyData, *, study: Study, judges: str, subset: str, params: dict[str, Any]
 ) -> dict[str, Any]:
     """The leaderboard JSON (contract shape plus human rows and sections) for one filter."""
+    from . import board, llm_judges, style_board
+
     params = _with_study_settings(data, params)
     judgments = data.select(judges=judges, subset=subset)
     split = None
@@ -222,6 +236,8 @@ def _with_study_settings(data: StudyData, params: dict[str, Any]) -> dict[str, A
 
 def json_safe(value: Any) -> Any:
     """Plain JSON types only (numpy scalars and NaN become floats and null)."""
+    import numpy as np
+
     if isinstance(value, dict):
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -256,6 +272,9 @@ def agreement_compute(
     study: Study, *, data: StudyData | None = None, subset: str = "all"
 ) -> dict[str, Any]:
     """Inter-rater and human–LLM agreement over the study's counted judgments."""
+    from . import llm_judges
+    from .report import safe_agreement
+
     data = data or study_data_load(study)
     judgments = data.select(subset=subset)
     summary = safe_agreement(
@@ -286,6 +305,8 @@ def by_compute(
     data: StudyData, *, study: Study, key: str, judges: str, subset: str, params: dict[str, Any]
 ) -> dict[str, Any]:
     """The boards of each value of a context field (``ranking.categories``), for one filter."""
+    from . import categories
+
     params = _with_study_settings(data, params)
     section = categories.category_boards(
         data.select(judges=judges, subset=subset),
@@ -339,6 +360,9 @@ def leaderboard_by(
 
 
 def _fingerprint(data: StudyData, judges: str, subset: str, params: dict[str, Any]) -> str:
+    import numpy as np
+    import pandas as pd
+
     digest = hashlib.sha256()
     ids = data.select(judges=judges, subset=subset)["id"].to_numpy(dtype=np.int64)
     digest.update(np.sort(ids).tobytes())
@@ -631,6 +655,8 @@ def leaderboard_served(
     """What the page and the API show (``leaderboard_current``), optionally as the
     style-controlled view (``style``: the study's features, as stored with the snapshot) and
     with boards by ``by``. ValueError says why a request cannot be served."""
+    from . import style_board
+
     result = leaderboard_current(study, judges=judges, subset=subset, preset=preset)
     if style:
         chosen = list(study.style_features or [])
@@ -689,6 +715,8 @@ def _served(
 
 def _placeholder(study: Study, *, judges: str, subset: str, preset: str) -> dict[str, Any]:
     """The shape of a result before the first snapshot exists (nothing to show yet)."""
+    from . import board
+
     return {
         "study": study.slug,
         "judges": judges,
@@ -717,6 +745,8 @@ def leaderboard_plot(
     preset: str = "default",
 ) -> bytes:
     """One figure of the result the page shows, encoded; cached with its snapshot."""
+    from . import plots
+
     result = leaderboard_current(study, judges=judges, subset=subset, preset=preset)
     if result["cache_key"] is None:
         return plots.render(name, result, fmt)
@@ -738,6 +768,8 @@ def strategy_analysis(study: Study, *, labels: str = "auto") -> dict[str, Any]:
     ``labels``: "auto" (latest finished label set, else the completions' metadata),
     "metadata", or a label set's id (LabelSet.DoesNotExist when unknown).
     """
+    from .report import strategy_section as report_strategy_section
+
     source = label_selectors.label_source_resolve(study, labels)
     completions = selectors.completions_frame(study, label_set=source.label_set)
     section = report_strategy_section(completions, aliases_merged(study.family_aliases))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
@@ -30,8 +31,10 @@ from ..executor import Executor, Outcome, Work, endpoint_config
 from ..kinds import get_kind
 from ..models import CachedCall, Endpoint, Run, RunStatus, Unit, UnitStatus
 from ..services import run_dispatch
-from . import providers
 from .models import BatchStatus, ProviderBatch
+
+if TYPE_CHECKING:  # the provider SDKs load in the worker that submits and polls, not in pages
+    from . import providers
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +153,8 @@ def batches_submit(*, run_id: int) -> list[ProviderBatch]:
 
 
 def _submit_one(run: Run, endpoint: Endpoint, batch: ProviderBatch) -> ProviderBatch:
+    from . import providers
+
     works, gone = _works(run, _claim(run, endpoint, batch))
     _route_back(batch, gone)  # the normal path fails them plainly
     cached = {c.key: c for c in CachedCall.objects.filter(key__in=[w.key for w in works])}
@@ -222,6 +227,8 @@ def batches_poll(*, run: Run | None = None, dispatch: bool = True) -> list[int]:
 
 
 def batch_poll(*, batch: ProviderBatch, dispatch: bool = True) -> bool:
+    from . import providers
+
     config = endpoint_config(batch.endpoint)
     seen = providers.look(config, batch.provider_batch_id)
     batch.provider_status, batch.checked_at = seen.status, timezone.now()

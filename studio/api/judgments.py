@@ -27,7 +27,7 @@ class _StrictBooleanField(forms.NullBooleanField):
     widget = forms.TextInput
     WORDS = {"true": True, "1": True, "false": False, "0": False}
 
-    def to_python(self, value: Any) -> bool | None:
+    def to_python(self, value: Any) -> bool | None:  # type: ignore[override]  # None: no filter
         if value in (None, ""):
             return None
         try:
