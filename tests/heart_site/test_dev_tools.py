@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _dev_pins() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    pins = [p.split("==") for p in project["optional-dependencies"]["dev"]]
+    pins = [p.split("==") for p in project["optional-dependencies"]["dev"] if "==" in p]
     return {name.lower(): version for name, version in pins}
 
 
