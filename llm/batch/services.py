@@ -27,7 +27,7 @@ from django.utils import timezone
 from core.structured import InvalidReply
 
 from ..clients import LLMReply, reply_max_chars
-from ..executor import Executor, Outcome, Work, endpoint_config
+from ..executor import Executor, Outcome, Work, endpoint_config, reply_from_cache
 from ..kinds import get_kind
 from ..models import CachedCall, Endpoint, Run, RunStatus, Unit, UnitStatus
 from ..services import run_dispatch
@@ -161,7 +161,7 @@ def _submit_one(run: Run, endpoint: Endpoint, batch: ProviderBatch) -> ProviderB
     hits = [w for w in works if w.key in cached]
     if hits:
         ingest = BatchIngest(run.pk, batch.claim_token)
-        ingest.store_replies(hits, {k: _from_cache(c) for k, c in cached.items()})
+        ingest.store_replies(hits, {k: reply_from_cache(c) for k, c in cached.items()})
     to_send = [w for w in works if w.key not in cached]
     by_key: dict[str, list[int]] = defaultdict(list)
     for work in to_send:
@@ -189,18 +189,6 @@ def _submit_one(run: Run, endpoint: Endpoint, batch: ProviderBatch) -> ProviderB
     batch.status, batch.provider_status = BatchStatus.SUBMITTED, "submitted"
     batch.save()
     return batch
-
-
-def _from_cache(call: CachedCall) -> LLMReply:
-    return LLMReply(
-        text=call.text,
-        tokens_in=call.tokens_in,
-        tokens_out=call.tokens_out,
-        model_reported=call.model_reported,
-        request_id=call.request_id,
-        finish_reason="cached",
-        from_cache=True,
-    )
 
 
 def batches_pending(run: Run) -> bool:
