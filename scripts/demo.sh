@@ -36,7 +36,7 @@ echo "==> Loading the demo study..."
 sed '/HEART studio demo is ready/,$d' "${banner}.all"  # the import report, now
 sed -n '/HEART studio demo is ready/,$p' "${banner}.all" > "${banner}"  # the links, later
 echo "  Fake LLM server:  ${HEART_DEMO_LLM_URL} (demo endpoints demo-fake-*)" >> "${banner}"
-.venv/bin/python -m llm.fake_server --port "${FAKE_LLM_PORT}" >/dev/null 2>&1 &
+.venv/bin/python -m fakes.llm --port "${FAKE_LLM_PORT}" >/dev/null 2>&1 &
 FAKE_LLM_PID=$!
 
 # The links only once the server answers: a banner above a server that never came up would
