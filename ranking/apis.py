@@ -12,8 +12,9 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from . import cohort_services, services
+from . import services
 from .models import JudgeFilter, Preset, SubsetFilter
+from .services import cohorts as cohort_services
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,99}$")
 

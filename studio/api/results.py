@@ -9,7 +9,7 @@ from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ranking import cohort_services, services
+from ranking import services
 from ranking.apis import (
     CohortQuerySerializer,
     LeaderboardQuerySerializer,
@@ -17,6 +17,7 @@ from ranking.apis import (
     leaderboard_response,
 )
 from ranking.models import LeaderboardSnapshot, SubsetFilter
+from ranking.services import cohorts as cohort_services
 
 from .base import IdCursorPagination, StudyAdminApi
 

@@ -35,8 +35,8 @@ from completions.families import aliases_merged
 from completions.models import Study
 from labelling import selectors as label_selectors
 
-from . import selectors
-from .models import (
+from .. import selectors
+from ..models import (
     JudgeFilter,
     LeaderboardSnapshot,
     Preset,
@@ -48,7 +48,7 @@ from .models import (
 if TYPE_CHECKING:  # the maths and its libraries load in the functions that use them (workers)
     import pandas as pd
 
-    from . import verdicts
+    from .. import verdicts
 
 logger = logging.getLogger(__name__)
 
@@ -103,14 +103,14 @@ class StudyData:
 
 
 def verdict_rule_default() -> verdicts.VerdictRule:
-    from . import verdicts
+    from .. import verdicts
 
     return verdicts.VerdictRule()
 
 
 def verdict_rule(study: Study) -> verdicts.VerdictRule:
     """The study's rule for which verdicts count (its analysis settings)."""
-    from . import verdicts
+    from .. import verdicts
 
     return verdicts.VerdictRule(
         llm_games=cast(verdicts.LlmGames, study.llm_games),  # VerdictRule checks the value
@@ -125,7 +125,7 @@ def study_data_load(study: Study, *, state: dict[str, Any] | None = None) -> Stu
     Strategy labels: the latest finished label set (an LLM label run or imported labels),
     else the completions' own metadata; `labels` says which.
     """
-    from . import verdicts
+    from .. import verdicts
 
     state = state or selectors.judgments_state(study)
     source = label_selectors.source_from_state(study, state.get("labels"))
@@ -157,7 +157,7 @@ def pair_texts_ensure(data: StudyData, study: Study) -> StudyData:
 
 
 def params_resolve(preset: str = "default", **overrides: Any) -> dict[str, Any]:
-    from . import board
+    from .. import board
 
     return board.params_resolve(preset, **overrides)
 
@@ -169,7 +169,7 @@ def leaderboard_from_data(
     data: StudyData, *, study: Study, judges: str, subset: str, params: dict[str, Any]
 ) -> dict[str, Any]:
     """The leaderboard JSON (contract shape plus human rows and sections) for one filter."""
-    from . import board, llm_judges, style_board
+    from .. import board, llm_judges, style_board
 
     params = _with_study_settings(data, params)
     judgments = data.select(judges=judges, subset=subset)
@@ -272,8 +272,8 @@ def agreement_compute(
     study: Study, *, data: StudyData | None = None, subset: str = "all"
 ) -> dict[str, Any]:
     """Inter-rater and human–LLM agreement over the study's counted judgments."""
-    from . import llm_judges
-    from .report import safe_agreement
+    from .. import llm_judges
+    from ..report import safe_agreement
 
     data = data or study_data_load(study)
     judgments = data.select(subset=subset)
@@ -305,7 +305,7 @@ def by_compute(
     data: StudyData, *, study: Study, key: str, judges: str, subset: str, params: dict[str, Any]
 ) -> dict[str, Any]:
     """The boards of each value of a context field (``ranking.categories``), for one filter."""
-    from . import categories
+    from .. import categories
 
     params = _with_study_settings(data, params)
     section = categories.category_boards(
@@ -475,7 +475,7 @@ def snapshot_refit_study(
 def _design_refresh(study: Study, data: StudyData) -> None:
     """The stopping rule and adaptive assignment's weights (ranking.design) follow each refit;
     a failure there is logged and never fails the boards already stored."""
-    from .design import design_refresh
+    from ..design import design_refresh
 
     try:
         design_refresh(study=study, data=data, params=params_resolve(Preset.DEFAULT))
@@ -655,7 +655,7 @@ def leaderboard_served(
     """What the page and the API show (``leaderboard_current``), optionally as the
     style-controlled view (``style``: the study's features, as stored with the snapshot) and
     with boards by ``by``. ValueError says why a request cannot be served."""
-    from . import style_board
+    from .. import style_board
 
     result = leaderboard_current(study, judges=judges, subset=subset, preset=preset)
     if style:
@@ -715,7 +715,7 @@ def _served(
 
 def _placeholder(study: Study, *, judges: str, subset: str, preset: str) -> dict[str, Any]:
     """The shape of a result before the first snapshot exists (nothing to show yet)."""
-    from . import board
+    from .. import board
 
     return {
         "study": study.slug,
@@ -745,7 +745,7 @@ def leaderboard_plot(
     preset: str = "default",
 ) -> bytes:
     """One figure of the result the page shows, encoded; cached with its snapshot."""
-    from . import plots
+    from .. import plots
 
     result = leaderboard_current(study, judges=judges, subset=subset, preset=preset)
     if result["cache_key"] is None:
@@ -768,7 +768,7 @@ def strategy_analysis(study: Study, *, labels: str = "auto") -> dict[str, Any]:
     ``labels``: "auto" (latest finished label set, else the completions' metadata),
     "metadata", or a label set's id (LabelSet.DoesNotExist when unknown).
     """
-    from .report import strategy_section as report_strategy_section
+    from ..report import strategy_section as report_strategy_section
 
     source = label_selectors.label_source_resolve(study, labels)
     completions = selectors.completions_frame(study, label_set=source.label_set)

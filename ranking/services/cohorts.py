@@ -18,8 +18,8 @@ from annotation.models import Judgment
 from completions import cohorts as study_cohorts
 from completions.models import Study
 
-from . import selectors
-from .services import StudyData, json_safe, params_resolve, study_data_load
+from .. import selectors
+from . import StudyData, json_safe, params_resolve, study_data_load
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,7 +51,7 @@ def cohort_analysis(
     study: Study, *, subset: str = "all", preset: str = "default", data: StudyData | None = None
 ) -> dict[str, Any]:
     """Every cohort's board and agreement, and agreement between each pair of cohorts."""
-    from . import cohorts
+    from .. import cohorts
 
     labels = cohort_labels(study)
     state = selectors.judgments_state(study)
