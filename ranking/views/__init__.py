@@ -15,8 +15,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from completions.access import access_study_for_admin, study_admin_required
 
-from . import plots, selectors, services, tables
-from .forms import Filters, LeaderboardFilterForm
+from .. import plots, selectors, services, tables
+from ..forms import Filters, LeaderboardFilterForm
 
 if TYPE_CHECKING:
     from core.middleware import HtmxHttpRequest
