@@ -39,7 +39,7 @@ SETTINGS_GROUPS = {
 }
 
 
-class WritingSettingsForm(forms.ModelForm):
+class WritingSettingsForm(forms.ModelForm[WritingSettings]):
     class Meta:
         model = WritingSettings
         fields = [name for names in SETTINGS_GROUPS.values() for name in names]
@@ -76,7 +76,7 @@ class WritingSettingsForm(forms.ModelForm):
             "consent_text": "Blank: the default consent text.",
         }
 
-    def groups(self) -> list[tuple[str, list]]:
+    def groups(self) -> list[tuple[str, list[forms.BoundField]]]:
         return [(title, [self[name] for name in names]) for title, names in SETTINGS_GROUPS.items()]
 
     def clean(self) -> dict[str, Any]:

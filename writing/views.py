@@ -5,6 +5,8 @@ Only opaque tokens appear in URLs: the writer link's invitation token and a text
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -193,7 +195,7 @@ def _render_write(
     return _care().remember(response, care)
 
 
-def _millis(moment) -> str:
+def _millis(moment: datetime | None) -> str:
     return str(int(moment.timestamp() * 1000)) if moment else "0"
 
 
