@@ -2,7 +2,7 @@
 
 # One command from a fresh clone to a running platform (SQLite, eager Celery, demo study).
 demo:
-	WITH_BROWSER=0 EXTRAS= scripts/bootstrap.sh
+	WITH_BROWSER=0 EXTRAS=demo scripts/bootstrap.sh
 	scripts/demo.sh
 
 # One command for the whole test suite (PostgreSQL + Redis on 127.0.0.1 when they answer).

@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
@@ -50,14 +51,14 @@ if os.environ.get("METRICS_TOKEN") or os.environ.get("METRICS_ALLOWED_IPS"):
         _made_metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
 
 
-def child_exit(server, worker) -> None:  # noqa: ANN001 - gunicorn's hook signature
+def child_exit(server: Any, worker: Any) -> None:  # gunicorn's hook signature
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
 
         multiprocess.mark_process_dead(worker.pid)
 
 
-def on_exit(server) -> None:  # noqa: ANN001 - gunicorn's hook signature
+def on_exit(server: Any) -> None:  # gunicorn's hook signature
     made = globals().get("_made_metrics_dir")
     if made:
         shutil.rmtree(made, ignore_errors=True)

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from completions.models import Completion, DialogueContext, Study, new_token
+from completions.models import Completion, DialogueContext, Participant, Study, new_token
 
 AXES = ("H", "E", "A", "R", "T")
 AXIS_NAMES = {
@@ -68,30 +68,9 @@ class Pair(models.Model):
         return f"pair {self.pk}"
 
 
-class Rater(models.Model):
-    """A crowd rater in one study. `pseudonym` is the only identity that leaves the platform."""
+class Rater(Participant):
+    """A crowd rater in one study (the participant's fields: completions.models.Participant)."""
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="raters")
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="rater_profiles",
-    )
-    pseudonym = models.CharField(max_length=64, unique=True)
-    # What the rater's browser holds (in a signed cookie): opaque, never exported or shown.
-    token = models.CharField(max_length=64, unique=True, default=new_token)
-    # Private: Prolific participant id (or another panel's). Never exported, never shown.
-    external_id = models.CharField(max_length=200, blank=True)
-    source = models.CharField(max_length=32, default="invite")
-    prolific_study_id = models.CharField(max_length=200, blank=True)
-    prolific_session_id = models.CharField(max_length=200, blank=True)
-    consented_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    # The cohort of the entry link the rater came by (completions.cohorts); exported.
-    cohort = models.CharField(max_length=40, default="crowd")
     # Quality control: computed flag plus an admin override (None = follow the flag).
     flagged = models.BooleanField(default=False)
     flag_reason = models.CharField(max_length=300, blank=True)
@@ -107,17 +86,8 @@ class Rater(models.Model):
     exclusion_reason = models.CharField(max_length=500, blank=True)
     exclusion_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["study", "external_id"],
-                condition=~Q(external_id=""),
-                name="rater_unique_external",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return self.pseudonym
+    class Meta(Participant.Meta):
+        pass
 
     @property
     def excluded(self) -> bool:

@@ -26,7 +26,7 @@ from django_ratelimit.core import is_ratelimited
 
 from completions import cohorts
 from completions.models import Study, StudyStatus
-from core.hooks import hook_call
+from core.care import CareForRaters, care_for_raters
 from core.roles import role
 
 from .access import (
@@ -239,8 +239,8 @@ def _may_finish(study: Study) -> bool:
 @rater_required
 def item(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
     study = rater.study
-    # Qualification first (care, registered in core.hooks); nothing after failing or stopping.
-    if gate := hook_call("rater_gate", rater):
+    # Qualification first (core.care); nothing after failing or stopping.
+    if gate := _care().rater_gate(rater):
         return gate
     if study.status in (StudyStatus.CLOSED, StudyStatus.DRAFT):
         return _notice_page(request, NOT_OPEN_NOTICES[study.status], study)
@@ -329,7 +329,7 @@ def heartbeat(request: HtmxHttpRequest, token: str) -> HttpResponse:
 def done(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
     """The completion code, for raters who did work; never for an empty queue."""
     study = rater.study
-    if gate := hook_call("rater_gate", rater):
+    if gate := _care().rater_gate(rater):
         return gate
     if study.status in (StudyStatus.PAUSED, StudyStatus.DRAFT):
         return _notice_page(request, NOT_OPEN_NOTICES[study.status], study)
@@ -358,6 +358,11 @@ def done(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
         "closed": study.status == StudyStatus.CLOSED,
     }
     return render(request, "annotation/done.html", context)
+
+
+def _care() -> CareForRaters[Rater, Study, Assignment]:
+    """What care adds to these pages (registered by the care app; nothing without it)."""
+    return care_for_raters()
 
 
 def _item_url(name: str, token: str) -> str:
@@ -414,7 +419,7 @@ def _render_item(
         "scale": SCALE_TEXT,
         "chosen": str(chosen) if chosen is not None else None,
         "rationale_max": str(study.rationale_max_chars),
-        "care": (care := hook_call("rater_item_care", request, study, assignment)),
+        "care": (care := _care().rater_item(request, study, assignment)),
     }
     html = ITEM_FRAGMENT.render(context, request)
     if request.htmx:
@@ -424,8 +429,7 @@ def _render_item(
         return HttpResponse(title + html, status=status)  # the full item page set the timer
     context["item_html"] = mark_safe(html)  # noqa: S308 - Jinja2 escaped every value (autoescape)
     response = render(request, "annotation/item.html", context, status=status)
-    since = getattr(care, "since", None)
-    return hook_call("remember_since", response, since, default=response)
+    return _care().remember(response, care)
 
 
 # The judging item, rendered by Jinja2 (settings.TEMPLATES): the round trip's page.

@@ -175,7 +175,7 @@ def main() -> None:
     os.environ.pop("REDIS_URL", None)
     server = f"http://127.0.0.1:{args.port}"
     fake = subprocess.Popen(
-        [sys.executable, "-m", "llm.fake_server", "--port", str(args.port)],
+        [sys.executable, "-m", "fakes.llm", "--port", str(args.port)],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
     )

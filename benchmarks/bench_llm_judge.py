@@ -279,7 +279,7 @@ def main() -> None:
     server_url = f"http://127.0.0.1:{port}"
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "llm.fake_server", "--port", str(port)],
+            [sys.executable, "-m", "fakes.llm", "--port", str(port)],
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
         )

@@ -476,6 +476,25 @@ def process_tree_cpu_s(pid: int) -> float:
     return total
 
 
+def workers_rss_mb(pid: int) -> list[float]:
+    """Resident memory (MB) of each gunicorn worker (the children of the arbiter `pid`)."""
+    children: list[int] = []
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            children += [int(c) for c in (task / "children").read_text().split()]
+    except OSError:
+        pass
+    sizes = []
+    for child in sorted(set(children)):
+        try:
+            status = Path(f"/proc/{child}/status").read_text()
+        except OSError:
+            continue
+        kb = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS"))
+        sizes.append(round(kb / 1024, 1))
+    return sizes
+
+
 def _children_cpu_s(before) -> float:
     """CPU seconds of the reaped children since `before`: the load generator (gunicorn, still
     running, is not reaped yet)."""
@@ -546,6 +565,7 @@ def main() -> None:
             f"{args.closed_seconds} s; load generator in its own process",
             flush=True,
         )
+        rss_start = workers_rss_mb(server.pid)
         cpu_before, busy_before, wall_before = (
             process_tree_cpu_s(server.pid),
             machine_busy_s(),
@@ -584,6 +604,7 @@ def main() -> None:
             "cores": os.cpu_count(),
         }
         results["metrics"] = scrape_round_trips(args.port)
+        results["rss_mb"] = {"start": rss_start, "end": workers_rss_mb(server.pid)}
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
@@ -616,6 +637,11 @@ def report(results: dict, checks: dict) -> None:
         f"load generator CPU {cpu['loadgen_cpu_s']} s"
     )
     print("database checks:", json.dumps(checks))
+    rss = results["rss_mb"]
+    print(
+        f"web worker RSS (MB, each worker): after start-up {rss['start']}, "
+        f"after the benchmark {rss['end']}"
+    )
     if results.get("metrics") is not None:
         print(
             f"metrics on (METRICS_TOKEN set): /metrics counted {results['metrics']:.0f} round "

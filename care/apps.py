@@ -11,13 +11,10 @@ class CareConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The rater and writer pages sit below this app in the layers: they call these by name.
-        from core.hooks import hook_register
+        # The rater and writer pages sit below this app in the layers: they call what it adds
+        # through the protocol in core.care.
+        from core.care import care_register
 
-        from . import hooks
+        from .hooks import PageCare
 
-        hook_register("rater_gate", hooks.rater_gate)
-        hook_register("rater_item_care", hooks.item_care)
-        hook_register("writing_care", hooks.writing_care)
-        hook_register("writer_stopped", hooks.writer_stopped)
-        hook_register("remember_since", hooks.remember_since)
+        care_register(PageCare())

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import studio, views
+from . import views
+from .views import studio
 
 app_name = "care"
 urlpatterns = [

@@ -60,7 +60,7 @@ class ContractModel(BaseModel):
             if getattr(self, name) is None:
                 setattr(self, name, field.get_default(call_default_factory=True))
         if self.__pydantic_extra__:
-            self.metadata = {**self.metadata, **self.__pydantic_extra__}
+            self.metadata = {**(self.metadata or {}), **self.__pydantic_extra__}
             self.__pydantic_extra__.clear()
         self._check()
         return self

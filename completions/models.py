@@ -222,6 +222,47 @@ class Study(models.Model):
         return self.status in (StudyStatus.DRAFT, StudyStatus.OPEN)
 
 
+class Participant(models.Model):
+    """A person taking part in one study, as a rater (`annotation.Rater`) or a writer
+    (`writing.Writer`): what both are, with `pseudonym` the only identity that leaves the
+    platform. Abstract: each has its own table, and the fields here are its columns."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="%(class)ss")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="%(class)s_profiles",
+    )
+    pseudonym = models.CharField(max_length=64, unique=True)
+    # What the participant's browser holds (a signed cookie or a link): opaque, never exported.
+    token = models.CharField(max_length=64, unique=True, default=new_token)
+    # Private: the Prolific participant id (or another panel's). Never exported, never shown.
+    external_id = models.CharField(max_length=200, blank=True)
+    source = models.CharField(max_length=32, default="invite")
+    prolific_study_id = models.CharField(max_length=200, blank=True)
+    prolific_session_id = models.CharField(max_length=200, blank=True)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # The cohort of the link the participant came by (completions.cohorts); exported.
+    cohort = models.CharField(max_length=40, default="crowd")
+
+    class Meta:
+        abstract = True
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "external_id"],
+                condition=~Q(external_id=""),
+                name="%(class)s_unique_external",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.pseudonym
+
+
 class EscalationProfile(models.TextChoices):
     ALWAYS_10 = "Always-10"
     LINEAR_RAMP = "Linear-Ramp"

@@ -6,7 +6,7 @@ from .models import DeferredTask
 
 
 @admin.register(DeferredTask)
-class DeferredTaskAdmin(admin.ModelAdmin):
+class DeferredTaskAdmin(admin.ModelAdmin[DeferredTask]):
     """Tasks waiting for the broker (sent by beat every minute once it answers)."""
 
     list_display = ("name", "created_at", "attempts", "last_error")

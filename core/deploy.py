@@ -60,7 +60,7 @@ def _new_key(path: Path) -> str:
 
 
 @register(deploy=True)
-def pseudonym_key_check(app_configs=None, **kwargs) -> list[Error]:
+def pseudonym_key_check(app_configs: object = None, **kwargs: object) -> list[Error]:
     from django.conf import settings
 
     if not getattr(settings, "PSEUDONYM_KEY_SET", False):

@@ -19,17 +19,20 @@ needed), so that any app, however low, may publish through it.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from celery import current_app
 from django.apps import apps
 from django.db import transaction
 
+if TYPE_CHECKING:
+    from .models import DeferredTask
+
 logger = logging.getLogger(__name__)
 BATCH = 500
 
 
-def _deferred_model():
+def _deferred_model() -> type[DeferredTask]:
     return apps.get_model("core", "DeferredTask")
 
 
@@ -57,7 +60,9 @@ def enqueue(name: str, *args: Any, queue: str | None = None) -> bool:
         return False
 
 
-def _publish(name: str, args: list, queue: str | None, kwargs: dict | None = None) -> None:
+def _publish(
+    name: str, args: list[Any], queue: str | None, kwargs: dict[str, Any] | None = None
+) -> None:
     options: dict[str, Any] = {"queue": queue} if queue else {}
     current_app.send_task(name, args=args, kwargs=kwargs or {}, retry=False, **options)
 

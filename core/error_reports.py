@@ -96,11 +96,13 @@ def before_send(event: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any]:
         request.pop("query_string", None)  # entry links carry Prolific ids
         request.pop("cookies", None)
         request.pop("data", None)
-    return scrub(event)
+    scrubbed: dict[str, Any] = scrub(event)
+    return scrubbed
 
 
 def before_breadcrumb(crumb: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any]:
-    return scrub(crumb)
+    scrubbed: dict[str, Any] = scrub(crumb)
+    return scrubbed
 
 
 def sentry_init(

@@ -6,6 +6,8 @@ They name no system, model or study internals, and they work without a request c
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpRequest, HttpResponse
 from django.template import loader
 
@@ -19,7 +21,7 @@ TEMPLATES = {
 }
 
 
-def friendly_error(request: HttpRequest | None, status: int, **context) -> HttpResponse:
+def friendly_error(request: HttpRequest | None, status: int, **context: Any) -> HttpResponse:
     template = loader.get_template(TEMPLATES.get(status, "500.html"))
     try:
         body = template.render(context, request if status != 500 else None)

@@ -65,7 +65,7 @@ def _broker() -> str:
         return "down"
 
 
-def health() -> tuple[dict, int]:
+def health() -> tuple[dict[str, str], int]:
     checks = {"database": _database(), "redis": _redis(), "broker": _broker()}
     if checks["database"] != "ok":
         status, code = "down", 503

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -25,7 +26,7 @@ def lease_seconds() -> float:
     return float(getattr(settings, "JOB_LEASE_SECONDS", 60.0))
 
 
-def job_claim(model: type[Model], pk: int, **fields) -> bool:
+def job_claim(model: type[Model], pk: int, **fields: Any) -> bool:
     """queued (or running with a lapsed lease) -> running, leased; True if this call won."""
     now = timezone.now()
     claimable = Q(status="queued") | Q(status="running", lease_until__lt=now)
@@ -40,7 +41,7 @@ def job_claim(model: type[Model], pk: int, **fields) -> bool:
     )
 
 
-def jobs_stalled(model: type[Model]) -> QuerySet:
+def jobs_stalled(model: type[Model]) -> QuerySet[Model]:
     """Running jobs whose worker stopped renewing their lease."""
     return model._default_manager.filter(status="running", lease_until__lt=timezone.now())
 

@@ -11,6 +11,7 @@ LOGIN_LOCKOUT_MINUTES (heart_site/settings.py).
 from __future__ import annotations
 
 import ipaddress
+from typing import TYPE_CHECKING, Any
 
 from axes.backends import AxesStandaloneBackend
 from django.conf import settings
@@ -18,13 +19,25 @@ from django.http import HttpRequest, HttpResponse
 
 from .errors import friendly_error
 
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
 
-class LoginThrottleBackend(AxesStandaloneBackend):
+
+class LoginThrottleBackend(AxesStandaloneBackend):  # type: ignore[misc]  # axes ships no types
     """Axes' lockout check, also for calls that bring no request (code, the test client):
     those are checked as coming from no address, so a locked-out username stays locked."""
 
-    def authenticate(self, request: HttpRequest | None, username=None, password=None, **kwargs):
-        return super().authenticate(request or HttpRequest(), username, password, **kwargs)
+    def authenticate(
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> AbstractBaseUser | None:
+        user: AbstractBaseUser | None = super().authenticate(
+            request or HttpRequest(), username, password, **kwargs
+        )
+        return user
 
 
 def client_address(request: HttpRequest) -> str | None:
@@ -41,7 +54,7 @@ def client_address(request: HttpRequest) -> str | None:
     return str(address)
 
 
-def username_of(request: HttpRequest, credentials: dict | None) -> str | None:
+def username_of(request: HttpRequest, credentials: dict[str, Any] | None) -> str | None:
     """Counted without case or surrounding spaces: "Boss " and "boss" are one account's tries."""
     value = (credentials or {}).get("username")
     if value is None and request is not None and request.method == "POST":
@@ -50,7 +63,9 @@ def username_of(request: HttpRequest, credentials: dict | None) -> str | None:
 
 
 def lockout_response(
-    request: HttpRequest, original_response: HttpResponse | None = None, credentials=None
+    request: HttpRequest,
+    original_response: HttpResponse | None = None,
+    credentials: dict[str, Any] | None = None,
 ) -> HttpResponse:
     minutes = max(1, int(settings.AXES_COOLOFF_TIME.total_seconds() // 60))
     return friendly_error(request, 429, login_locked=True, minutes=minutes)

@@ -174,7 +174,7 @@ class ScrapeCollector(Collector):
             yield from self._guarded(part, read)
 
     @staticmethod
-    def _guarded(part: str, read: Callable[[], list[GaugeMetricFamily]]):
+    def _guarded(part: str, read: Callable[[], list[GaugeMetricFamily]]) -> list[GaugeMetricFamily]:
         try:
             return read()
         except Exception:  # a broker or database outage must not take /metrics down with it

@@ -11,7 +11,7 @@ reads JSON itself, past Django's own limit for forms).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -28,7 +28,7 @@ NUL_MESSAGE = (
 _JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
 
 
-def has_nul(values) -> bool:
+def has_nul(values: Iterable[str]) -> bool:
     return any(NUL in value for value in values)
 
 

@@ -90,7 +90,7 @@ class _QuietHandler(WSGIRequestHandler):
 def guarded(app: Any) -> Any:
     """A WSGI app that answers 403 unless the scraper has the token or an allowed address."""
 
-    def guarded_app(environ: dict, start_response: Any) -> Any:
+    def guarded_app(environ: dict[str, Any], start_response: Any) -> Any:
         from .metrics import REFUSED, metrics_access_allowed  # Django is set up by now
 
         if not metrics_access_allowed(

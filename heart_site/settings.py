@@ -10,11 +10,16 @@ import ipaddress
 from datetime import timedelta
 from pathlib import Path
 
+import django_stubs_ext
 import environ
 from celery.schedules import crontab
 from django.utils.csp import CSP
 
 from core.deploy import secret_key
+
+# Django's generic classes (ModelAdmin, ModelForm, QuerySet, ...) take their type arguments at
+# run time too, as the type checker wants them written: `admin.ModelAdmin[Study]`.
+django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
@@ -41,6 +46,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_filters",  # the API's list filters (studio/api/judgments.py)
     "django_htmx",
     "axes",  # one lockout for every login form (core/login_throttle.py)
     "core",  # the outbox, job leases, health, middleware, metrics: every app may use it

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -88,7 +89,7 @@ def label_agreement(
     )
 
 
-def present_table(present: dict, strategies: Sequence[str]) -> pd.DataFrame:
+def present_table(present: dict[Any, Any], strategies: Sequence[str]) -> pd.DataFrame:
     """Boolean items x strategies table from {item: [strategies present]}."""
     return pd.DataFrame(
         [[name in set(names) for name in strategies] for names in present.values()],

@@ -11,7 +11,6 @@ from django.db.models import Count, Q, QuerySet
 from completions import strategies
 from completions.models import Study
 
-from .agreement import label_agreement, present_table
 from .models import (
     CompletionLabels,
     HumanLabel,
@@ -248,6 +247,8 @@ def validation_report(sample: ValidationSample, label_set: LabelSet | None) -> d
     Counts the sample items with a consensus that the label set labelled; "uncertain" is
     not present. Returns plain JSON.
     """
+    from .agreement import label_agreement, present_table
+
     states = item_states(sample)
     consensus = {s.item.completion_id: s.consensus for s in states if s.consensus is not None}
     report: dict[str, Any] = {

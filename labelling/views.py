@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from completions import strategies
 from completions.access import access_study_for_admin, study_admin_required
+from completions.models import Study
 from core.roles import role
 
 from . import selectors, services
@@ -102,7 +103,9 @@ def sample_new(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     return redirect("labelling:sample", slug=study.slug, pk=sample.pk)
 
 
-def _sample_and_set(request: AuthenticatedHttpRequest, slug: str, pk: int):
+def _sample_and_set(
+    request: AuthenticatedHttpRequest, slug: str, pk: int
+) -> tuple[Study, ValidationSample, LabelSet | None]:
     study = access_study_for_admin(request.user, slug)
     sample = get_object_or_404(ValidationSample, study=study, pk=pk)
     choice = request.GET.get("labels", "")

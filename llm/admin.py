@@ -6,7 +6,7 @@ from django import forms
 from django.contrib import admin
 
 from .models import CachedCall, Endpoint, Run, Unit
-from .services import EndpointError, endpoint_check
+from .services import ENDPOINT_FIELDS, EndpointError, endpoint_check
 
 
 class EndpointAdminForm(forms.ModelForm):
@@ -17,19 +17,8 @@ class EndpointAdminForm(forms.ModelForm):
         model = Endpoint
         fields = [
             "name",
-            "label",
             "study",
-            "provider",
-            "base_url",
-            "model",
-            "family",
-            "api_key_env",
-            "price_in",
-            "price_out",
-            "max_concurrency",
-            "timeout_s",
-            "max_retries",
-            "is_demo",
+            *ENDPOINT_FIELDS,
         ]
 
     def clean(self) -> dict[str, Any]:

@@ -26,10 +26,8 @@ import json
 import os
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
-import openai
 from django.conf import settings
 
 from . import keys
@@ -191,7 +189,16 @@ def _scheme(endpoint: EndpointConfig) -> str:
     return "http" if endpoint.base_url.lower().startswith("http://") else "https"
 
 
+if TYPE_CHECKING:
+    import anthropic
+    import openai
+
+
 def _new_client(endpoint: EndpointConfig) -> Any:
+    # The SDKs load where they are used (workers), not with the web process (CONVENTIONS 13).
+    import anthropic
+    import openai
+
     sdk = anthropic if endpoint.provider == "anthropic" else openai
     # The SDK's own default client (its timeouts, limits) over a timed transport whose
     # connections go only to allowed addresses; redirects are not followed.
@@ -208,8 +215,11 @@ def _new_client(endpoint: EndpointConfig) -> Any:
     return openai.AsyncOpenAI(**options)
 
 
-def sync_client(endpoint: EndpointConfig) -> Any:
+def sync_client(endpoint: EndpointConfig) -> anthropic.Anthropic | openai.OpenAI:
     """A blocking SDK client (the batch APIs) under the same host policy, checked first."""
+    import anthropic
+    import openai
+
     sdk = anthropic if endpoint.provider == "anthropic" else openai
     policy = HostPolicy.from_settings()
     transport = GuardedSyncTransport(
@@ -270,6 +280,9 @@ def _too_large(clock: Clock, text: str) -> CallError:
 
 def _call_error(exc: Exception, endpoint: EndpointConfig, clock: Clock) -> CallError:
     """The CallError for an exception out of an SDK call: short, and never the raw bytes."""
+    import anthropic
+    import openai
+
     if refusal := host_refusal(exc):
         return CallError("refused", f"not called: {refusal}")
     if isinstance(exc, openai.APITimeoutError | anthropic.APITimeoutError):

@@ -368,7 +368,7 @@ class Executor:
             self.buffer[work.unit.endpoint_id].append(work)
         for work in hits:
             future: Future = Future()
-            future.set_result(_reply_from_cache(cached[work.key]))
+            future.set_result(reply_from_cache(cached[work.key]))
             self.inflight[future] = work
 
     # ------------------------------------------------------------------ storing
@@ -617,7 +617,8 @@ def _gone() -> CallError:
     return CallError("build", "the unit's target no longer exists (deleted?)")
 
 
-def _reply_from_cache(call: CachedCall) -> LLMReply:
+def reply_from_cache(call: CachedCall) -> LLMReply:
+    """A stored call as the reply it was (the executor's and the batches' cache hits)."""
     return LLMReply(
         text=call.text,
         tokens_in=call.tokens_in,

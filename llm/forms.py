@@ -52,17 +52,7 @@ class EndpointForm(forms.ModelForm):
         model = Endpoint
         fields = [
             "name",
-            "label",
-            "provider",
-            "base_url",
-            "model",
-            "family",
-            "api_key_env",
-            "price_in",
-            "price_out",
-            "max_concurrency",
-            "timeout_s",
-            "max_retries",
+            *(name for name in services.ENDPOINT_FIELDS if name != "is_demo"),  # demo only
         ]
         labels = {"api_key_env": "Key variable (shared endpoints)"}
         help_texts = {

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from completions.models import Study
 
+#: An endpoint's settings, in the order every form shows them (the studio's, the admin's).
 ENDPOINT_FIELDS = (
     "label",
     "provider",

@@ -7,7 +7,6 @@ class RankingConfig(AppConfig):
     name = "ranking"
     default_auto_field = "django.db.models.BigAutoField"
 
-    def ready(self) -> None:
-        # Registers the refit tasks with Celery in every process (web too), so the services
-        # publish them by name without importing their own tasks module.
-        from . import tasks  # noqa: F401
+    # No ready(): the refit tasks load in the workers (Celery's autodiscovery) and, with eager
+    # Celery, when the outbox first publishes one (core.enqueue); the web process never needs
+    # them, nor the maths they bring (CONVENTIONS 13).

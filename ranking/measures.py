@@ -29,7 +29,7 @@ from completions.models import Study
 
 from . import board, bradley_terry, judge_audit, raters, study_quality
 from .models import LeaderboardSnapshot
-from .selectors import JUDGMENT_COLUMNS, VERDICT, pair_texts_frame
+from .selectors import JUDGMENT_COLUMNS, VERDICTS, pair_texts_frame
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def rater_judgments_frame(study: Study) -> pd.DataFrame:
     frame = pd.DataFrame.from_records(list(rows), columns=columns)
     frame["shown_left"] = frame["shown_left"].replace("", None)
     for column in ("winner", "shown_left"):
-        frame[column] = frame[column].astype(VERDICT)
+        frame[column] = frame[column].astype(pd.CategoricalDtype(VERDICTS))
     return frame
 
 

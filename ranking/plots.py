@@ -11,13 +11,13 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
-from matplotlib.axes import Axes
-from matplotlib.colors import Colormap, LinearSegmentedColormap
-from matplotlib.figure import Figure
-from matplotlib.image import AxesImage
+if TYPE_CHECKING:  # matplotlib loads with the first figure drawn (workers), not at import
+    from matplotlib.axes import Axes
+    from matplotlib.colors import Colormap
+    from matplotlib.figure import Figure
+    from matplotlib.image import AxesImage
 
 AXES = ("H", "E", "A", "R", "T")
 FORMATS = {"svg": "image/svg+xml", "png": "image/png"}
@@ -25,11 +25,13 @@ FORMATS = {"svg": "image/svg+xml", "png": "image/png"}
 PNG_DPI = 300
 KIND_COLOURS = {"human": "#b5179e", "dataset": "#6c757d", "model": "#0b5cad"}
 # Figure 6's palette: light pink for rarely used strategies, dark teal for frequent ones.
-STRATEGY_CMAP = LinearSegmentedColormap.from_list("heart", ["#fbe3ec", "#8fd3c9", "#00595a"])
+STRATEGY_COLOURS = ["#fbe3ec", "#8fd3c9", "#00595a"]
 HEAT_CMAP = "viridis"
 
 
 def _figure(width: float, height: float) -> Figure:
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(width, height), dpi=110, layout="constrained")
     fig.set_facecolor("white")
     return fig
@@ -197,6 +199,8 @@ def predicted_matrix(result: dict[str, Any]) -> Figure:
 
 def strategies(result: dict[str, Any]) -> Figure:
     """Figure 6: strategy usage (%) per family, strategies sorted by overall usage."""
+    from matplotlib.colors import LinearSegmentedColormap
+
     section = result.get("strategies") or {}
     families, names = section.get("families", []), section.get("strategies", [])
     fig = _figure(max(6.0, 3.5 + 0.8 * len(families)), _rows_height(len(names)))
@@ -206,7 +210,7 @@ def strategies(result: dict[str, Any]) -> Figure:
     image = _heatmap(
         ax,
         section["usage"],
-        STRATEGY_CMAP,
+        LinearSegmentedColormap.from_list("heart", STRATEGY_COLOURS),
         0.0,
         100.0,
         lambda v: f"{v:.0f}",
@@ -221,6 +225,8 @@ def strategies(result: dict[str, Any]) -> Figure:
 
 def elo_vs_ttft(result: dict[str, Any]) -> Figure:
     """Figure 5: Elo against median time to first token (log scale), field mean dashed."""
+    import matplotlib
+
     points = [row for row in result.get("systems", []) if row.get("ttft_ms")]
     fig = _figure(7.0, 4.5)
     if not points:
@@ -274,6 +280,8 @@ PLOTS: dict[str, tuple[Callable[[dict[str, Any]], Figure], str]] = {
 
 def render(name: str, result: dict[str, Any], fmt: str) -> bytes:
     """Draw plot `name` for `result` and encode it as `fmt` ("svg" or "png")."""
+    import matplotlib
+
     draw, _ = PLOTS[name]
     # A row with too few judgments has no Elo to draw: the figures show the rows the data place.
     placed = [row for row in result.get("systems", []) if row.get("elo") is not None]

@@ -6,9 +6,8 @@ pairs, systems or raters beyond the rows themselves.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from django.db.models import (
     BooleanField,
     Count,
@@ -31,6 +30,9 @@ from labelling.models import CompletionLabels
 from labelling.selectors import label_state
 
 from .models import LeaderboardSnapshot, RefitJob
+
+if TYPE_CHECKING:  # pandas loads with the frames (the fits, in workers), not with the pages
+    import pandas as pd
 
 JUDGMENT_COLUMNS = {
     "id": "id",
@@ -78,6 +80,8 @@ def judgments_queryset(
 
 def judgments_frame(study: Study, *, judges: str = "all", subset: str = "all") -> pd.DataFrame:
     """One row per counted judgment, canonical orientation, axes spread into axis_H..axis_T."""
+    import pandas as pd
+
     # The axis winners come out of the JSON as text in SQL: no per-row JSON decoding.
     axes = {
         column: KT(f"axes__{axis}__winner") for axis, column in zip(AXES, AXIS_COLUMNS, strict=True)
@@ -99,13 +103,13 @@ def judgments_frame(study: Study, *, judges: str = "all", subset: str = "all") -
     for column in CATEGORICAL:
         frame[column] = frame[column].astype("category")
     for column in ["winner", "shown_left", *AXIS_COLUMNS]:
-        frame[column] = frame[column].astype(VERDICT)
+        frame[column] = frame[column].astype(pd.CategoricalDtype(VERDICTS))
     return frame
 
 
 #: The columns of judgments_frame held as categories.
 CATEGORICAL = ["system_a", "system_b", "kind_a", "kind_b", "judge", "judge_kind", "judge_family"]
-VERDICT = pd.CategoricalDtype(["a", "b", "tie"])
+VERDICTS = ["a", "b", "tie"]
 
 
 def judge_counts(study: Study) -> dict[str, int]:
@@ -149,6 +153,8 @@ def context_clusters(study: Study) -> dict[int, str]:
 def pair_texts_frame(study: Study) -> pd.DataFrame:
     """Per pair (index ``item``): the texts of its two completions (None when unknown), for the
     style features. Two queries; each completion's text is read once."""
+    import pandas as pd
+
     texts = dict(
         Completion.objects.filter(system__study=study, text_unknown=False).values_list("id", "text")
     )
@@ -199,6 +205,8 @@ NO_CATEGORY = "(none)"
 
 def systems_frame(study: Study) -> pd.DataFrame:
     """Systems with kind, family, TTFT (the system's, else its completions' median), score."""
+    import pandas as pd
+
     rows = (
         System.objects.filter(study=study)
         .order_by("name")
@@ -217,6 +225,8 @@ def completions_frame(study: Study, *, label_set: int | None = None) -> pd.DataF
     completion it did not label), else from the completion's own metadata (ESConv's
     annotation or imported labels). Still one query.
     """
+    import pandas as pd
+
     strategies: Combinable
     if label_set is None:
         strategies = F("metadata__strategies")

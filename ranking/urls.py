@@ -5,7 +5,9 @@ from django.views.generic import RedirectView
 
 from core.roles import role
 
-from . import cohort_views, strategy_views, views
+from . import views
+from .views import cohorts as cohort_views
+from .views import strategies as strategy_views
 
 app_name = "ranking"
 urlpatterns = [

@@ -23,7 +23,8 @@ find_python() {
 if [ ! -x .venv/bin/python ]; then
   "$(find_python)" -m venv .venv
 fi
-# EXTRAS=dev (default) adds the test and benchmark tools; EXTRAS= installs what the platform runs on.
+# EXTRAS=dev (default) adds the test and benchmark tools and the fake providers; EXTRAS=demo only
+# the fake providers (`make demo`); EXTRAS= installs what the platform runs on.
 extras="${EXTRAS-dev}"
 hash=$(sha1sum pyproject.toml | cut -c1-12)
 if [ ! -f ".venv/.installed-$hash-${extras:-runtime}" ] && [ ! -f ".venv/.installed-$hash-dev" ]; then
@@ -31,9 +32,19 @@ if [ ! -f ".venv/.installed-$hash-${extras:-runtime}" ] && [ ! -f ".venv/.instal
   .venv/bin/python - "$extras" > .venv/requirements.txt <<'PY'
 import sys, tomllib
 project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+optional = project["optional-dependencies"]
+
+
+def expand(extra):  # "heart-studio[demo]" in an extra names another extra of this project
+    for dep in optional[extra]:
+        if dep.startswith(project["name"] + "["):
+            yield from (d for e in dep[dep.index("[") + 1 : -1].split(",") for d in expand(e))
+        else:
+            yield dep
+
+
 extras = [e for e in sys.argv[1].split(",") if e]
-print("\n".join(project["dependencies"]
-                + [d for e in extras for d in project["optional-dependencies"][e]]))
+print("\n".join(dict.fromkeys(project["dependencies"] + [d for e in extras for d in expand(e)])))
 PY
   count=$(grep -c . .venv/requirements.txt)
   echo "==> Installing ${count} pinned Python packages into .venv (the first time takes a few" \

@@ -19,10 +19,15 @@ export LLM_ALLOW_PRIVATE_NETWORKS="${LLM_ALLOW_PRIVATE_NETWORKS:-1}"
 banner="$(mktemp)"
 FAKE_LLM_PID=""
 cleanup() {
-  [ -n "${FAKE_LLM_PID}" ] && kill "${FAKE_LLM_PID}" 2>/dev/null
+  # (Ctrl-C has usually stopped it already: a failed kill must not become the exit status.)
+  if [ -n "${FAKE_LLM_PID}" ]; then kill "${FAKE_LLM_PID}" 2>/dev/null || true; fi
   rm -f "${banner}" "${banner}.all"
 }
 trap cleanup EXIT
+# Ctrl-C is how the demo ends: the server stops, the fake server with it, and the script exits 0
+# (make then reports no error).
+interrupted=""
+trap 'interrupted=1' INT
 
 echo "==> Preparing the demo database (db.sqlite3)..."
 .venv/bin/python manage.py migrate --noinput -v0
@@ -31,7 +36,7 @@ echo "==> Loading the demo study..."
 sed '/HEART studio demo is ready/,$d' "${banner}.all"  # the import report, now
 sed -n '/HEART studio demo is ready/,$p' "${banner}.all" > "${banner}"  # the links, later
 echo "  Fake LLM server:  ${HEART_DEMO_LLM_URL} (demo endpoints demo-fake-*)" >> "${banner}"
-.venv/bin/python -m llm.fake_server --port "${FAKE_LLM_PORT}" >/dev/null 2>&1 &
+.venv/bin/python -m fakes.llm --port "${FAKE_LLM_PORT}" >/dev/null 2>&1 &
 FAKE_LLM_PID=$!
 
 # The links only once the server answers: a banner above a server that never came up would
@@ -64,4 +69,10 @@ PY
 ) &
 
 echo "==> Starting the server on ${BASE} (the links follow once it answers)..."
-.venv/bin/python manage.py runserver "127.0.0.1:${PORT}"
+status=0
+.venv/bin/python manage.py runserver "127.0.0.1:${PORT}" || status=$?
+if [ -n "${interrupted}" ]; then
+  echo "==> Demo stopped."
+  exit 0
+fi
+exit "${status}"

@@ -37,4 +37,10 @@ echo "broker: ${REDIS_URL:-none (Celery runs tasks in-process)}"
 # The apps' layers and no import cycles ([tool.importlinter] in pyproject.toml).
 .venv/bin/lint-imports
 .venv/bin/mypy  # types: [tool.mypy] in pyproject.toml (docs/tests.md)
-.venv/bin/python -m pytest "$@"
+# COVERAGE=1 (CI) measures which lines of the product the tests run ([tool.coverage] in
+# pyproject.toml); the total is the last line of the report.
+if [ "${COVERAGE:-}" = 1 ]; then
+  .venv/bin/python -m pytest --cov --cov-report=term "$@"
+else
+  .venv/bin/python -m pytest "$@"
+fi

@@ -257,7 +257,7 @@ def demo_writing_enable(study: Study) -> str:
     return f"/w/{ws.invite_token}/"
 
 
-# The bundled fake LLM server (llm/fake_server), started by scripts/demo.sh.
+# The bundled fake LLM server (fakes/llm), started by scripts/demo.sh.
 DEMO_LLM_URL_DEFAULT = "http://127.0.0.1:8765"
 DEMO_LLM_ENDPOINTS = [
     # (name, provider, family): families differ from the demo systems' ("demo"), so no skips.

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from completions import cohorts
 from completions.families import AliasError, format_aliases, parse_aliases
 from completions.models import Study, System
-from ranking.style import FEATURE_CHOICES
 from studio.material_formats import HEAD_BYTES, KIND_WORDS, Detection, detect_kind
 from studio.models import ImportKind
 
@@ -53,10 +54,18 @@ GROUPS = {
 }
 
 
+def style_feature_choices() -> list[tuple[str, str]]:
+    """The reply features a leaderboard can control for. Read from the maths (numpy, pandas)
+    only when the settings form is shown, never when the web process starts."""
+    from ranking.style import FEATURE_CHOICES
+
+    return FEATURE_CHOICES
+
+
 class StudyForm(forms.ModelForm):
     style_features = forms.MultipleChoiceField(
         label="Style control",
-        choices=FEATURE_CHOICES,
+        choices=lambda: style_feature_choices(),
         required=False,
         widget=forms.CheckboxSelectMultiple,
         help_text="Reply features the leaderboard controls for, as Chatbot Arena's style "
@@ -114,7 +123,7 @@ class StudyForm(forms.ModelForm):
 
     def clean_style_features(self) -> list[str]:
         chosen = self.cleaned_data.get("style_features") or []
-        return [name for name, _label in FEATURE_CHOICES if name in chosen]
+        return [name for name, _label in style_feature_choices() if name in chosen]
 
     def clean_cohort_labels(self) -> str:
         try:
@@ -233,8 +242,9 @@ class UploadForm(forms.Form):
         upload.seek(0)
         return upload
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         chosen, found = data.get("kind"), self.detection
         if chosen is None or found is None:
             return data
@@ -265,8 +275,9 @@ class PairDesignForm(forms.Form):
     )
     seed = forms.IntegerField(label="Seed", required=False)
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         if data.get("design") == "balanced" and not data.get("per_context"):
             self.add_error("per_context", "A balanced design needs pairs per context.")
         return data

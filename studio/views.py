@@ -20,10 +20,10 @@ from annotation.models import Rater
 from annotation.quality import study_quality_update
 from annotation.services.pairs import pairs_design
 from completions.access import access_study_for_admin, study_admin_required
-from completions.cohort_selectors import cohort_rows
 from completions.cohorts import cohort_links
 from completions.csv_safe import safe_row
 from completions.models import Study, StudyStatus
+from completions.selectors.cohorts import cohort_rows
 from core.roles import role
 from ranking.selectors import snapshot_latest
 from studio.formats import schema_text

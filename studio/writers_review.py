@@ -17,7 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation.models import Judgment
 from annotation.services.pairs import pairs_design
 from completions.access import access_study_for_admin, study_admin_required
-from completions.cohort_selectors import cohort_rows
+from completions.selectors.cohorts import cohort_rows
 from ranking.selectors import judgments_frame
 from studio.views import PROLIFIC_QUERY
 from writing.behaviour import FLAG_TEXT

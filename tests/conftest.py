@@ -181,8 +181,8 @@ def assert_accessible(pg) -> None:
 
 @pytest.fixture(scope="session")
 def fake_llm_server():
-    """The project's fake OpenAI/Anthropic server (llm.fake_server) on a free port."""
-    from llm.fake_server import FakeServer
+    """The project's fake OpenAI/Anthropic server (fakes.llm) on a free port."""
+    from fakes.llm import FakeServer
 
     with FakeServer() as server:
         yield server

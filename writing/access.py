@@ -7,13 +7,16 @@ in every sitting (the Writer row is tied to the account).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import wraps
+from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 
 from completions.access import is_writer
 from completions.models import Study
+from core.roles import role
 
 from .models import Writer, Writing, WritingSettings
 
@@ -59,16 +62,17 @@ def access_writing_for_writer(request: HttpRequest, token: str) -> Writing:
     return writing
 
 
-def writer_required(view):
+def writer_required(
+    view: Callable[..., HttpResponse],
+) -> Callable[..., HttpResponse]:
     """Writer pages after consent: the study from the link, the writer from session/account."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, invite_token: str, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, invite_token: str, *args: Any, **kwargs: Any) -> HttpResponse:
         ws = access_settings_for_writer(invite_token)
         writer = writer_from_request(request, ws.study)
         if writer is None or writer.consented_at is None:
             return redirect("writing:consent", invite_token=invite_token)
         return view(request, writer, ws, *args, **kwargs)
 
-    wrapper.heart_role = "writer"
-    return wrapper
+    return role("writer")(wrapper)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 MAX_COUNT = 1_000_000
 PASTED_SHARE = 0.5  # share of the text's characters inserted without typing
@@ -35,7 +36,7 @@ class Behaviour:
     longest_insert: int = 0
     insert_after_away: bool = False
 
-    def fields(self) -> dict:
+    def fields(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("measured")
         return data

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from .models import WritingSettings
@@ -37,7 +39,7 @@ SETTINGS_GROUPS = {
 }
 
 
-class WritingSettingsForm(forms.ModelForm):
+class WritingSettingsForm(forms.ModelForm[WritingSettings]):
     class Meta:
         model = WritingSettings
         fields = [name for names in SETTINGS_GROUPS.values() for name in names]
@@ -74,11 +76,12 @@ class WritingSettingsForm(forms.ModelForm):
             "consent_text": "Blank: the default consent text.",
         }
 
-    def groups(self) -> list[tuple[str, list]]:
+    def groups(self) -> list[tuple[str, list[forms.BoundField]]]:
         return [(title, [self[name] for name in names]) for title, names in SETTINGS_GROUPS.items()]
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         for low, high, on, message in ORDER_RULES:
             a, b = data.get(low), data.get(high)
             if a is not None and b is not None and a > b and on not in self.errors:

@@ -14,6 +14,7 @@ from django.db.models import Q
 
 from completions.models import (
     DialogueContext,
+    Participant,
     RaterEntry,
     Study,
     System,
@@ -113,45 +114,19 @@ class WritingContext(models.Model):
         return f"writing on {self.context}"
 
 
-class Writer(models.Model):
-    """A person writing completions in one study; `pseudonym` is the only name shown."""
+class Writer(Participant):
+    """A person writing completions in one study (the participant's fields:
+    completions.models.Participant); each writer is a `human` system of their own."""
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="writers")
     system = models.OneToOneField(System, on_delete=models.PROTECT, related_name="writer")
-    pseudonym = models.CharField(max_length=64, unique=True)
-    token = models.CharField(max_length=64, unique=True, default=new_token)
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="writer_profiles",
-    )
-    # Private: the Prolific participant id. Never exported, never shown.
-    external_id = models.CharField(max_length=200, blank=True)
-    source = models.CharField(max_length=32, default="invite")
-    prolific_study_id = models.CharField(max_length=200, blank=True)
-    prolific_session_id = models.CharField(max_length=200, blank=True)
-    consented_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    # The cohort of the writer link the writer came by (completions.cohorts).
-    cohort = models.CharField(max_length=40, default="crowd")
 
-    class Meta:
+    class Meta(Participant.Meta):
         constraints = [
-            models.UniqueConstraint(
-                fields=["study", "external_id"],
-                condition=~Q(external_id=""),
-                name="writer_unique_external",
-            ),
+            *Participant.Meta.constraints,
             models.UniqueConstraint(
                 fields=["study", "user"], condition=Q(user__isnull=False), name="writer_unique_user"
             ),
         ]
-
-    def __str__(self) -> str:
-        return self.pseudonym
 
 
 class Writing(models.Model):

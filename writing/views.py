@@ -5,6 +5,8 @@ Only opaque tokens appear in URLs: the writer link's invitation token and a text
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -14,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from completions import cohorts
 from completions.access import is_writer
-from core.hooks import hook_call
+from core.care import CareForWriters, care_for_writers
 from core.roles import role
 
 from .access import (
@@ -42,6 +44,12 @@ from .services import (
     writing_submit,
 )
 from .text_rules import band_note, sentence_count, word_count
+
+
+def _care() -> CareForWriters[Writer, WritingSettings, Writing]:
+    """What care adds to these pages (registered by the care app; nothing without it)."""
+    return care_for_writers()
+
 
 REFUSED_NOTICE = (
     "Your reply arrived after this conversation's reservation had run out and other writers "
@@ -145,7 +153,7 @@ def home(request: HttpRequest, writer: Writer, ws: WritingSettings) -> HttpRespo
 
 @writer_required
 def write(request: HttpRequest, writer: Writer, ws: WritingSettings) -> HttpResponse:
-    if hook_call("writer_stopped", writer, default=False):  # stopped early: no new conversation
+    if _care().writer_stopped(writer):  # stopped early: no new conversation
         return redirect("care:writer_stop", invite_token=ws.invite_token)
     writing = writing_next(writer=writer)
     if writing is None:
@@ -181,14 +189,13 @@ def _render_write(
         "saved_at": _millis(writing.draft_saved_at),
         "submit_url": reverse("writing:submit", kwargs={"token": writing.token}),
         "save_url": reverse("writing:save", kwargs={"token": writing.token}),
-        "care": (care := hook_call("writing_care", request, ws, writing)),
+        "care": (care := _care().writer_item(request, ws, writing)),
     }
     response = render(request, "writing/write.html", context, status=status)
-    since = getattr(care, "since", None)
-    return hook_call("remember_since", response, since, default=response)
+    return _care().remember(response, care)
 
 
-def _millis(moment) -> str:
+def _millis(moment: datetime | None) -> str:
     return str(int(moment.timestamp() * 1000)) if moment else "0"
 
 

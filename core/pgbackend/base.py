@@ -32,17 +32,34 @@ from __future__ import annotations
 
 import select
 import time
+from typing import TYPE_CHECKING, Any, Self
 
-from django.db.backends.postgresql.base import TIMESTAMPTZ_OID, ServerBindingCursor
+from django.db.backends.postgresql.base import TIMESTAMPTZ_OID
 from django.db.backends.postgresql.base import DatabaseWrapper as PostgresDatabaseWrapper
 from django.db.backends.postgresql.psycopg_any import register_tzloader
+from django.db.backends.utils import CursorWrapper
 from psycopg.pq import Format
+
+if TYPE_CHECKING:
+    import psycopg
+
+    # Django's class is psycopg's Cursor with a callproc() added; its stubs name no base.
+    ServerBindingCursor = psycopg.Cursor[Any]
+else:
+    from django.db.backends.postgresql.base import ServerBindingCursor
 
 
 class PreparedCursor(ServerBindingCursor):
     """Server-side binding; every statement is prepared on its first execution."""
 
-    def execute(self, query, params=None, *, prepare=None, binary=None):
+    def execute(
+        self,
+        query: Any,
+        params: Any = None,
+        *,
+        prepare: bool | None = None,
+        binary: bool | None = None,
+    ) -> Self:
         prepare = True if prepare is None else prepare
         return super().execute(query, params, prepare=prepare, binary=binary)
 
@@ -53,7 +70,7 @@ PLAN_REFRESH_SECONDS = 5.0
 
 
 class DatabaseWrapper(PostgresDatabaseWrapper):
-    def get_connection_params(self) -> dict:
+    def get_connection_params(self) -> dict[str, Any]:
         params = super().get_connection_params()
         if params.get("prepare_threshold") is None:  # Django's default: prepared statements off
             params["prepare_threshold"] = NEVER_AUTO_PREPARE
@@ -83,7 +100,7 @@ class DatabaseWrapper(PostgresDatabaseWrapper):
             return super().is_usable()
         return True
 
-    def prepared_cursor(self):
+    def prepared_cursor(self) -> CursorWrapper:
         """A cursor (Django's wrapper: error mapping, query logging) over a PreparedCursor."""
         self.close_if_health_check_failed()
         self.ensure_connection()
@@ -95,4 +112,6 @@ class DatabaseWrapper(PostgresDatabaseWrapper):
             loader = self.connection.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT)
             if self.timezone != loader.timezone:  # as Django's create_cursor
                 register_tzloader(self.timezone, cursor)
-            return self._prepare_cursor(cursor)
+            # Django's own wrapping, as its _cursor() does (docs/internals/django-upgrades.md).
+            wrapped: CursorWrapper = self._prepare_cursor(cursor)  # type: ignore[attr-defined]
+            return wrapped

@@ -16,7 +16,8 @@ from typing import Any
 import anthropic
 import openai
 
-from ..clients import EndpointConfig, LLMReply, LLMRequest, storable, sync_client
+from ..clients import EndpointConfig, LLMReply, LLMRequest, sync_client
+from ..transport import storable
 
 OPENAI_ENDED = {"completed", "expired", "failed", "cancelled"}
 
@@ -35,11 +36,15 @@ class BatchResult:
 
 
 def _openai(config: EndpointConfig) -> openai.OpenAI:
-    return sync_client(config)  # the same host policy as the streaming calls
+    client = sync_client(config)  # the same host policy as the streaming calls
+    assert isinstance(client, openai.OpenAI)
+    return client
 
 
 def _anthropic(config: EndpointConfig) -> anthropic.Anthropic:
-    return sync_client(config)
+    client = sync_client(config)
+    assert isinstance(client, anthropic.Anthropic)
+    return client
 
 
 def openai_body(model: str, request: LLMRequest) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
@@ -26,12 +27,14 @@ from django.utils import timezone
 from core.structured import InvalidReply
 
 from ..clients import LLMReply, reply_max_chars
-from ..executor import Executor, Outcome, Work, endpoint_config
+from ..executor import Executor, Outcome, Work, endpoint_config, reply_from_cache
 from ..kinds import get_kind
 from ..models import CachedCall, Endpoint, Run, RunStatus, Unit, UnitStatus
 from ..services import run_dispatch
-from . import providers
 from .models import BatchStatus, ProviderBatch
+
+if TYPE_CHECKING:  # the provider SDKs load in the worker that submits and polls, not in pages
+    from . import providers
 
 log = logging.getLogger(__name__)
 
@@ -150,13 +153,15 @@ def batches_submit(*, run_id: int) -> list[ProviderBatch]:
 
 
 def _submit_one(run: Run, endpoint: Endpoint, batch: ProviderBatch) -> ProviderBatch:
+    from . import providers
+
     works, gone = _works(run, _claim(run, endpoint, batch))
     _route_back(batch, gone)  # the normal path fails them plainly
     cached = {c.key: c for c in CachedCall.objects.filter(key__in=[w.key for w in works])}
     hits = [w for w in works if w.key in cached]
     if hits:
         ingest = BatchIngest(run.pk, batch.claim_token)
-        ingest.store_replies(hits, {k: _from_cache(c) for k, c in cached.items()})
+        ingest.store_replies(hits, {k: reply_from_cache(c) for k, c in cached.items()})
     to_send = [w for w in works if w.key not in cached]
     by_key: dict[str, list[int]] = defaultdict(list)
     for work in to_send:
@@ -186,18 +191,6 @@ def _submit_one(run: Run, endpoint: Endpoint, batch: ProviderBatch) -> ProviderB
     return batch
 
 
-def _from_cache(call: CachedCall) -> LLMReply:
-    return LLMReply(
-        text=call.text,
-        tokens_in=call.tokens_in,
-        tokens_out=call.tokens_out,
-        model_reported=call.model_reported,
-        request_id=call.request_id,
-        finish_reason="cached",
-        from_cache=True,
-    )
-
-
 def batches_pending(run: Run) -> bool:
     return ProviderBatch.objects.filter(run=run, status=BatchStatus.SUBMITTED).exists()
 
@@ -222,6 +215,8 @@ def batches_poll(*, run: Run | None = None, dispatch: bool = True) -> list[int]:
 
 
 def batch_poll(*, batch: ProviderBatch, dispatch: bool = True) -> bool:
+    from . import providers
+
     config = endpoint_config(batch.endpoint)
     seen = providers.look(config, batch.provider_batch_id)
     batch.provider_status, batch.checked_at = seen.status, timezone.now()

@@ -1,64 +1,105 @@
-"""Judgments in the judgments format, cursor-paginated, with filters."""
+"""Judgments in the judgments format, cursor-paginated, with filters (django-filter, documented
+in the OpenAPI schema by drf-spectacular)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.db.models import BooleanField, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
+from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.formats import JudgmentFormat
 from annotation.judgment_export import contract_row, export_values
-from annotation.models import Judgment
+from annotation.models import JudgeKind, Judgment
 
 from .base import IdCursorPagination, StudyAdminApi
 
 
-class JudgmentFilters(serializers.Serializer):
-    judge_kind = serializers.ChoiceField(choices=["human", "llm"], required=False)
-    rater = serializers.CharField(required=False, help_text="A rater's pseudonym (judge id).")
-    quality_check = serializers.BooleanField(required=False, allow_null=True, default=None)
-    excluded = serializers.BooleanField(
-        required=False, allow_null=True, default=None, help_text="The rater's effective exclusion."
+class _StrictBooleanField(forms.NullBooleanField):
+    """true/false (1/0), or nothing; anything else is refused, never read as no filter."""
+
+    widget = forms.TextInput
+    WORDS = {"true": True, "1": True, "false": False, "0": False}
+
+    def to_python(self, value: Any) -> bool | None:  # type: ignore[override]  # None: no filter
+        if value in (None, ""):
+            return None
+        try:
+            return self.WORDS[str(value).lower()]
+        except KeyError:
+            raise forms.ValidationError("Must be true or false.", code="invalid") from None
+
+    def validate(self, value: Any) -> None:
+        pass
+
+
+class StrictBooleanFilter(filters.BooleanFilter):
+    field_class = _StrictBooleanField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", forms.TextInput)
+        super().__init__(*args, **kwargs)
+
+
+class JudgmentFilter(filters.FilterSet):
+    """The judgment list's filters (query parameters, each optional; together they all apply)."""
+
+    judge_kind = filters.ChoiceFilter(choices=JudgeKind.choices)
+    rater = filters.CharFilter(method="filter_rater", help_text="A rater's pseudonym (judge id).")
+    quality_check = StrictBooleanFilter(
+        method="filter_quality_check", help_text="Quality-check items only (true) or none (false)."
     )
-    submitted_after = serializers.DateTimeField(required=False)
-    submitted_before = serializers.DateTimeField(required=False)
-    system = serializers.CharField(required=False, help_text="A system name, on either side.")
-    cohort = serializers.CharField(
-        required=False,
+    excluded = StrictBooleanFilter(
+        method="filter_excluded", help_text="The rater's effective exclusion."
+    )
+    submitted_after = filters.IsoDateTimeFilter(
+        field_name="submitted_at", lookup_expr="gte", help_text="Submitted at or after (ISO 8601)."
+    )
+    submitted_before = filters.IsoDateTimeFilter(
+        field_name="submitted_at", lookup_expr="lt", help_text="Submitted before (ISO 8601)."
+    )
+    system = filters.CharFilter(method="filter_system", help_text="A system name, on either side.")
+    cohort = filters.CharFilter(
+        field_name="rater__cohort",
         max_length=40,
         help_text="The human judges of one cohort (crowd, clinician, ...).",
     )
 
+    class Meta:
+        model = Judgment
+        fields: list[str] = []  # every filter is declared above
 
-def judgments_filtered(queryset: QuerySet, filters: dict) -> QuerySet:
-    """Apply JudgmentFilters' validated values to a Judgment queryset."""
-    if kind := filters.get("judge_kind"):
-        queryset = queryset.filter(judge_kind=kind)
-    if rater := filters.get("rater"):
-        queryset = queryset.filter(judge=rater, judge_kind="human")
-    if filters.get("quality_check") is not None:
+    def filter_rater(
+        self, queryset: QuerySet[Judgment], name: str, value: str
+    ) -> QuerySet[Judgment]:
+        return queryset.filter(judge=value, judge_kind="human")
+
+    def filter_quality_check(
+        self, queryset: QuerySet[Judgment], name: str, value: bool
+    ) -> QuerySet[Judgment]:
         check = Q(quality_check=True) | Q(quality_item__isnull=False)
-        queryset = queryset.filter(check if filters["quality_check"] else ~check)
-    if filters.get("excluded") is not None:
+        return queryset.filter(check if value else ~check)
+
+    def filter_excluded(
+        self, queryset: QuerySet[Judgment], name: str, value: bool
+    ) -> QuerySet[Judgment]:
         excluded = Coalesce(
             "rater__exclusion_override", "rater__flagged", Value(False), output_field=BooleanField()
         )
-        queryset = queryset.alias(is_excluded=excluded).filter(is_excluded=filters["excluded"])
-    if after := filters.get("submitted_after"):
-        queryset = queryset.filter(submitted_at__gte=after)
-    if before := filters.get("submitted_before"):
-        queryset = queryset.filter(submitted_at__lt=before)
-    if cohort := filters.get("cohort"):
-        queryset = queryset.filter(rater__cohort=cohort)
-    if system := filters.get("system"):
-        queryset = queryset.filter(
-            Q(pair__completion_a__system__name=system) | Q(pair__completion_b__system__name=system)
+        return queryset.alias(is_excluded=excluded).filter(is_excluded=value)
+
+    def filter_system(
+        self, queryset: QuerySet[Judgment], name: str, value: str
+    ) -> QuerySet[Judgment]:
+        return queryset.filter(
+            Q(pair__completion_a__system__name=value) | Q(pair__completion_b__system__name=value)
         )
-    return queryset
 
 
 class JudgmentList(StudyAdminApi, ListAPIView):
@@ -68,15 +109,16 @@ class JudgmentList(StudyAdminApi, ListAPIView):
     """
 
     pagination_class = IdCursorPagination
+    filter_backends = [filters.DjangoFilterBackend]  # a bad value answers 400, saying which
+    filterset_class = JudgmentFilter
 
-    def get_queryset(self):
-        filters = JudgmentFilters(data=self.request.query_params)
-        filters.is_valid(raise_exception=True)
-        queryset = Judgment.objects.filter(study=self.study())
-        return export_values(judgments_filtered(queryset, filters.validated_data))
+    def get_queryset(self) -> QuerySet[Judgment]:
+        if getattr(self, "swagger_fake_view", False):  # drf-spectacular reads the filters' model
+            return Judgment.objects.none()
+        return Judgment.objects.filter(study=self.study())
 
-    @extend_schema(parameters=[JudgmentFilters], responses=JudgmentFormat)
+    @extend_schema(responses=JudgmentFormat)
     def get(self, request: Request, slug: str) -> Response:
-        page = self.paginate_queryset(self.get_queryset())
+        page = self.paginate_queryset(export_values(self.filter_queryset(self.get_queryset())))
         assert page is not None  # pagination_class is set
         return self.get_paginated_response([contract_row(row) for row in page])

@@ -9,14 +9,15 @@ from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ranking import cohort_services, services
-from ranking.apis import (
+from ranking import services
+from ranking.models import LeaderboardSnapshot, SubsetFilter
+from ranking.serializers import (
     CohortQuerySerializer,
     LeaderboardQuerySerializer,
     LeaderboardResultSerializer,
     leaderboard_response,
 )
-from ranking.models import LeaderboardSnapshot, SubsetFilter
+from ranking.services import cohorts as cohort_services
 
 from .base import IdCursorPagination, StudyAdminApi
 

@@ -32,7 +32,8 @@ from annotation.models import AXES, AXIS_NAMES, JudgeKind, Judgment
 from annotation.quality import RUBRIC
 from completions.exports import completion_row, completion_values, context_rows
 from completions.models import Study
-from ranking import analysis, services
+from completions.strategies import STRATEGY_NAMES
+from ranking import services
 
 from . import datasheet
 from .screening import ScreenSummary, release_screen
@@ -191,7 +192,7 @@ def rubric() -> dict[str, Any]:
     return {
         "version": "HEART paper Table 2",
         "axes": {axis: {"name": AXIS_NAMES[axis], **RUBRIC.get(axis, {})} for axis in AXES},
-        "strategy_taxonomy": list(analysis.STRATEGIES),
+        "strategy_taxonomy": list(STRATEGY_NAMES),
     }
 
 

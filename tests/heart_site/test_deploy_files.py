@@ -151,3 +151,17 @@ def test_the_image_leaves_out_the_local_environment_history_and_data():
 def test_compose_requires_a_pseudonym_key_of_its_own():
     env = _compose()["services"]["web"]["environment"]
     assert env["PSEUDONYM_KEY"].startswith("${PSEUDONYM_KEY:?")
+
+
+def test_the_production_install_has_no_fake_provider_and_the_demo_extra_brings_it():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = {dep.split("==")[0].lower() for dep in project["dependencies"]}
+    assert "aiohttp" not in names  # only the fake providers (fakes/) use it
+    assert [d.split("==")[0] for d in project["optional-dependencies"]["demo"]] == ["aiohttp"]
+    assert "heart-studio[demo]" in project["optional-dependencies"]["dev"]
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert "fakes" in ignored  # the image never carries them
+    makefile = (ROOT / "Makefile").read_text()
+    assert "EXTRAS=demo scripts/bootstrap.sh" in makefile  # `make demo` installs them

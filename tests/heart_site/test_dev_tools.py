@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _dev_pins() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    pins = [p.split("==") for p in project["optional-dependencies"]["dev"]]
+    pins = [p.split("==") for p in project["optional-dependencies"]["dev"] if "==" in p]
     return {name.lower(): version for name, version in pins}
 
 
@@ -34,6 +34,14 @@ def test_the_hooks_pin_the_same_tool_versions_as_the_dev_dependencies():
             assert pins[name.lower()] == version, (hook["id"], requirement, pins.get(name))
     for tool in ("pre-commit", "pytest-randomly", "djlint", "ruff"):
         assert re.fullmatch(r"\d+(\.\d+)+", pins[tool]), tool
+
+
+def test_the_type_checker_and_the_layers_run_from_the_projects_own_environment():
+    hooks = _hooks()
+    for hook_id, tool in (("mypy", "mypy"), ("lint-imports", "lint-imports")):
+        hook = hooks[hook_id]
+        assert hook["language"] == "system" and hook["entry"] == f".venv/bin/{tool}"
+        assert hook["pass_filenames"] is False  # the whole tree, as CI checks it
 
 
 def test_every_template_passes_the_template_hook():

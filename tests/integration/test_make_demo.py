@@ -61,7 +61,9 @@ def checkout(tmp_path_factory) -> Path:
     return copy
 
 
-def _start(checkout: Path, log: Path) -> tuple[subprocess.Popen, int, int]:
+def _start(
+    checkout: Path, log: Path, command: tuple[str, ...] = ("make", "demo")
+) -> tuple[subprocess.Popen, int, int]:
     (checkout / "db.sqlite3").unlink(missing_ok=True)
     port, fake_port = _free_port(), _free_port()
     # A newcomer's shell: none of the test run's settings (DEBUG=0, DATABASE_URL, ...).
@@ -71,7 +73,7 @@ def _start(checkout: Path, log: Path) -> tuple[subprocess.Popen, int, int]:
     # once (where psycopg's import locks deadlocked: 4 runs of 4 with that bug, 0 without).
     env.update(PORT=str(port), FAKE_LLM_PORT=str(fake_port), PYTHONDONTWRITEBYTECODE="1")
     process = subprocess.Popen(
-        ["make", "demo"],
+        list(command),
         cwd=checkout,
         env=env,
         stdout=log.open("wb"),
@@ -153,3 +155,28 @@ def test_make_demo_serves_five_times_in_a_row_and_stops_cleanly(checkout, tmp_pa
         assert not left, f"run {run} left processes behind: {left}"
         assert _answers(f"http://127.0.0.1:{port}/healthz") is None
         assert _answers(f"http://127.0.0.1:{fake_port}/healthz") is None
+
+
+def test_ctrl_c_ends_the_demo_cleanly_with_no_make_error(checkout, tmp_path):
+    """Ctrl-C (SIGINT to the terminal's process group) is how a newcomer stops the demo: the
+    script exits 0, so make reports no error, and nothing is left running. The demo script runs
+    under make as `make demo` runs it, without the install step before it."""
+    (checkout / "demo-only.mk").write_text(".PHONY: demo\ndemo:\n\tscripts/demo.sh\n")
+    log = tmp_path / "demo-ctrl-c.log"
+    process, port, fake_port = _start(checkout, log, ("make", "-f", "demo-only.mk", "demo"))
+    try:
+        _wait_until_served(process, port, log)
+        os.killpg(process.pid, signal.SIGINT)
+        process.wait(timeout=60)
+        deadline = time.monotonic() + 20
+        while _group_members(process.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = _group_members(process.pid)
+    finally:
+        if process.poll() is None or _group_members(process.pid):
+            os.killpg(process.pid, signal.SIGKILL)
+    output = log.read_text(errors="replace")
+    assert "make: ***" not in output, output[-2000:]
+    assert "Demo stopped." in output and not left, (left, output[-2000:])
+    assert _answers(f"http://127.0.0.1:{port}/healthz") is None
+    assert _answers(f"http://127.0.0.1:{fake_port}/healthz") is None

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Judgment
+from fakes.llm.batches import BATCHES
 from labelling.models import CompletionLabels
 from llm import services
 from llm.batch import services as batch_services
 from llm.batch.models import BatchStatus, ProviderBatch
 from llm.executor import run_execute
-from llm.fake_server.batches import BATCHES
 from llm.models import CachedCall, RunStatus, UnitStatus
 from llm.selectors import run_counts
 from tests.factories.labelling import build_labelled_study

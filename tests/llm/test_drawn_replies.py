@@ -1,6 +1,6 @@
 """End to end against a provider that follows the schema it is sent and nothing more.
 
-The fake server runs in its draw mode (``python -m llm.fake_server --draw``): every
+The fake server runs in its draw mode (``python -m fakes.llm --draw``): every
 structured reply is drawn by hypothesis-jsonschema from the schema in the request body. Judge,
 label and adversarial runs through the real SDKs store every unit; a re-run is answered from
 the cache (normalised replies included: they were stored, so they are cached) and stores the
@@ -14,8 +14,8 @@ import pytest
 from annotation.models import Judgment
 from completions import adversarial
 from completions.models import DialogueContext
+from fakes.llm import FakeServer
 from labelling.models import CompletionLabels
-from llm.fake_server import FakeServer
 from llm.models import UnitStatus
 from llm.selectors import run_counts
 from tests.factories.llm import endpoint, study_with_pairs

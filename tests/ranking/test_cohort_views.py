@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from annotation.models import Judgment
 from completions.access import STUDY_ADMINS
-from ranking import cohort_services
+from ranking.services import cohorts as cohort_services
 from tests.factories import StudyFactory
 from tests.factories.cohorts import build_cohort_study
 from tests.ranking.test_cohorts import scipy_fit

@@ -210,6 +210,30 @@ def test_judgments_come_in_the_contract_format_with_filters_and_cursor_pages(adm
     assert client.get(url, {"judge_kind": "robot"}).status_code == 400
 
 
+def test_the_schema_lists_every_judgment_filter_with_its_type(admin_api):
+    _, client = admin_api
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+    get = schema["paths"]["/api/studies/{slug}/judgments/"]["get"]
+    params = {p["name"]: p for p in get["parameters"] if p["in"] == "query"}
+    expected = {
+        "judge_kind": "string", "rater": "string", "quality_check": "boolean",
+        "excluded": "boolean", "submitted_after": "string", "submitted_before": "string",
+        "system": "string", "cohort": "string",
+    }  # fmt: skip
+    assert {name: params[name]["schema"]["type"] for name in expected} == expected
+    assert params["judge_kind"]["schema"]["enum"] == ["human", "llm"]
+    assert params["submitted_after"]["schema"]["format"] == "date-time"
+    assert all(params[name]["description"] for name in expected)
+
+
+def test_a_filter_value_of_the_wrong_kind_is_refused_saying_which(admin_api):
+    study, client = admin_api
+    url = reverse("api:judgments", args=[study.slug])
+    refused = client.get(url, {"submitted_after": "yesterday", "excluded": "maybe"})
+    assert refused.status_code == 400
+    assert {"submitted_after", "excluded"} <= set(refused.json())
+
+
 def test_completions_show_text_unknown_placeholders_to_admins(admin_api):
     study, client = admin_api
     rows = client.get(reverse("api:completions", args=[study.slug])).json()["results"]

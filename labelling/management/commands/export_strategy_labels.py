@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from completions.models import Study
 from completions.selectors import study_get
 from labelling import selectors
 from labelling.models import LabelSet
@@ -17,14 +19,14 @@ class Command(BaseCommand):
         "docs/strategies.md): by default the latest finished label set."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True)
         parser.add_argument("-o", "--output", required=True, help="file to write")
         parser.add_argument(
             "--labels", default="auto", help='"auto" (latest finished label set) or a set id'
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         study = study_get(slug=options["study"])
         if study is None:
             raise CommandError(f"no study with slug {options['study']!r}")
@@ -42,7 +44,7 @@ class Command(BaseCommand):
             f"(label set {label_set.pk}: {label_set.name}) to {options['output']}"
         )
 
-    def _label_set(self, study, choice: str) -> LabelSet:
+    def _label_set(self, study: Study, choice: str) -> LabelSet:
         if choice == "auto":
             found = selectors.label_set_latest_finished(study)
             if found is None:

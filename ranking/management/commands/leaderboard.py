@@ -8,8 +8,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from completions.models import Study
-from ranking import cohort_services, selectors, services, style, style_board
+from ranking import selectors, services, style, style_board
 from ranking.models import JudgeFilter, Preset, RefitTrigger, SubsetFilter
+from ranking.services import cohorts as cohort_services
 
 AXES = ("H", "E", "A", "R", "T")
 #: Options that change the fit: they cannot be read back from a stored snapshot.

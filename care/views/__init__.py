@@ -26,11 +26,11 @@ from writing.access import (
 )
 from writing.models import Writer, WritingSettings
 
-from .forms import QualificationAnswerForm, SkipForm
-from .hooks import SINCE_COOKIE
-from .models import Outcome, QualificationAnswer, QualificationItem, RaterCare, WriterCare
-from .selectors import care_settings, qualification_step, rater_care, support_links
-from .services import (
+from ..forms import QualificationAnswerForm, SkipForm
+from ..hooks import SINCE_COOKIE
+from ..models import Outcome, QualificationAnswer, QualificationItem, RaterCare, WriterCare
+from ..selectors import care_settings, qualification_step, rater_care, support_links
+from ..services import (
     NothingToSkip,
     assignment_skip,
     outcome_code,

@@ -6,15 +6,30 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.utils.functional import lazy
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from . import cohort_services, selectors, services, style
+from . import selectors, services
 from .models import JudgeFilter, Preset, SubsetFilter
+from .services import cohorts as cohort_services
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,99}$")
+
+
+def _style_help() -> str:
+    # The style maths (numpy, pandas) loads when the schema is drawn, not when the web starts.
+    from .style import FEATURES
+
+    return (
+        "Style-controlled view: the study's style features, comma-separated (e.g. "
+        "'length,questions'); `systems` is then the style-controlled board, each row with its "
+        "uncontrolled Elo under `uncontrolled`. The study's analysis settings choose the "
+        f"features ({', '.join(FEATURES)}); other sets are fitted by the leaderboard "
+        "command."
+    )
 
 
 class LeaderboardQuerySerializer(serializers.Serializer[None]):
@@ -28,11 +43,7 @@ class LeaderboardQuerySerializer(serializers.Serializer[None]):
     preset = serializers.ChoiceField(choices=Preset.choices, default=Preset.DEFAULT)
     style = serializers.CharField(  # type: ignore[assignment]  # a field named like Field.style
         required=False,
-        help_text="Style-controlled view: the study's style features, comma-separated (e.g. "
-        "'length,questions'); `systems` is then the style-controlled board, each row with its "
-        "uncontrolled Elo under `uncontrolled`. The study's analysis settings choose the "
-        f"features ({', '.join(style.FEATURES)}); other sets are fitted by the leaderboard "
-        "command.",
+        help_text=lazy(_style_help, str)(),
     )
     by = serializers.CharField(
         required=False,
@@ -48,8 +59,10 @@ class LeaderboardQuerySerializer(serializers.Serializer[None]):
     )
 
     def validate_style(self, value: str) -> list[str]:
+        from .style import parse_features  # numpy and pandas load with a style request only
+
         try:
-            return style.parse_features(value)
+            return parse_features(value)
         except ValueError as exc:
             raise ValidationError(str(exc)) from exc
 

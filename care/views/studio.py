@@ -11,15 +11,15 @@ from django.views.decorators.http import require_http_methods, require_POST
 from completions.access import access_study_for_admin, study_admin_required
 from completions.models import DialogueContext
 
-from .forms import CareSettingsForm, ContentNoteForm, QualificationItemForm
-from .models import CareSettings, ContentNote
-from .selectors import (
+from ..forms import CareSettingsForm, ContentNoteForm, QualificationItemForm
+from ..models import CareSettings, ContentNote
+from ..selectors import (
     qualification_summary,
     rater_time_rows,
     skips_per_context,
     writer_time_rows,
 )
-from .services import care_settings_save, content_note_set, qualification_items_seed_from_rubric
+from ..services import care_settings_save, content_note_set, qualification_items_seed_from_rubric
 
 
 @require_http_methods(["GET", "POST"])

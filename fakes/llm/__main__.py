@@ -1,4 +1,4 @@
-"""python -m llm.fake_server [--host H] [--port P] [--draw]"""
+"""python -m fakes.llm [--host H] [--port P] [--draw]"""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Count, QuerySet
 
-from .models import Study, System
+from ..models import Study, System
 
 
 def study_get(*, slug: str) -> Study | None:

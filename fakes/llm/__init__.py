@@ -2,7 +2,7 @@
 
 Tests and the demo use it instead of a paid API; the real SDKs talk to it unchanged. Each
 protocol lives in its own module with an `add_routes(app)`; a new protocol (e.g. batches) adds
-a module and one line in `create_app`. Run it with `python -m llm.fake_server`.
+a module and one line in `create_app`. Run it with `python -m fakes.llm`.
 """
 
 from __future__ import annotations

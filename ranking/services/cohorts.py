@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from django.core.cache import cache
 
 from annotation.models import Judgment
 from completions import cohorts as study_cohorts
 from completions.models import Study
 
-from . import board, cohorts, selectors
-from .services import StudyData, json_safe, params_resolve, study_data_load
+from .. import selectors
+from . import StudyData, json_safe, params_resolve, study_data_load
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CACHE_SECONDS = 600
 
@@ -49,6 +51,8 @@ def cohort_analysis(
     study: Study, *, subset: str = "all", preset: str = "default", data: StudyData | None = None
 ) -> dict[str, Any]:
     """Every cohort's board and agreement, and agreement between each pair of cohorts."""
+    from .. import cohorts
+
     labels = cohort_labels(study)
     state = selectors.judgments_state(study)
     key = _cache_key(study, state, labels, subset, preset)
@@ -76,6 +80,8 @@ def cohort_analysis(
 
 def _interval(params: dict[str, Any]) -> dict[str, Any]:
     """What each cohort board's interval is (`board.quick_params`), with the row minimum."""
+    from .. import board
+
     quick = board.quick_params(params)
     level = round(100 * (1 - params["alpha"]))
     note = {

@@ -7,8 +7,8 @@ from typing import Any
 
 from django.db.models import Count, Model, Q, QuerySet
 
-from . import cohorts
-from .models import Study
+from .. import cohorts
+from ..models import Study
 
 
 @dataclass(frozen=True)

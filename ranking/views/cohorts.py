@@ -11,8 +11,8 @@ from django.views.decorators.http import require_GET
 
 from completions.access import access_study_for_admin, study_admin_required
 
-from . import cohort_services
-from .models import Preset, SubsetFilter
+from ..models import Preset, SubsetFilter
+from ..services import cohorts as cohort_services
 
 
 class CohortFilterForm(forms.Form):

@@ -25,10 +25,8 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
-import pandas as pd
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -37,8 +35,8 @@ from completions.families import aliases_merged
 from completions.models import Study
 from labelling import selectors as label_selectors
 
-from . import board, categories, llm_judges, measures, plots, selectors, style_board, verdicts
-from .models import (
+from .. import selectors
+from ..models import (
     JudgeFilter,
     LeaderboardSnapshot,
     Preset,
@@ -46,12 +44,14 @@ from .models import (
     RefitTrigger,
     SubsetFilter,
 )
-from .report import safe_agreement
-from .report import strategy_section as report_strategy_section
+
+if TYPE_CHECKING:  # the maths and its libraries load in the functions that use them (workers)
+    import pandas as pd
+
+    from .. import verdicts
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_PARAMS: dict[str, Any] = board.PRESETS["default"]
 CACHE_SECONDS = 24 * 3600
 #: How long a queued refit is shown as "updating" at most (a refit that died is retried then).
 REFIT_PENDING_SECONDS = 15 * 60
@@ -85,7 +85,7 @@ class StudyData:
     labels: dict[str, Any] = field(
         default_factory=dict
     )  # which strategy labels `completions` carries
-    rule: verdicts.VerdictRule = field(default_factory=verdicts.VerdictRule)
+    rule: verdicts.VerdictRule = field(default_factory=lambda: verdict_rule_default())
     aliases: dict[str, Any] = field(default_factory=dict)
     anchor: str | None = None
     style_features: list[str] = field(default_factory=list)
@@ -104,8 +104,16 @@ class StudyData:
         return frame
 
 
+def verdict_rule_default() -> verdicts.VerdictRule:
+    from .. import verdicts
+
+    return verdicts.VerdictRule()
+
+
 def verdict_rule(study: Study) -> verdicts.VerdictRule:
     """The study's rule for which verdicts count (its analysis settings)."""
+    from .. import verdicts
+
     return verdicts.VerdictRule(
         llm_games=cast(verdicts.LlmGames, study.llm_games),  # VerdictRule checks the value
         human_min_verdicts=study.human_majority_min,
@@ -119,6 +127,8 @@ def study_data_load(study: Study, *, state: dict[str, Any] | None = None) -> Stu
     Strategy labels: the latest finished label set (an LLM label run or imported labels),
     else the completions' own metadata; `labels` says which.
     """
+    from .. import verdicts
+
     state = state or selectors.judgments_state(study)
     source = label_selectors.source_from_state(study, state.get("labels"))
     rule = verdict_rule(study)
@@ -150,6 +160,8 @@ def pair_texts_ensure(data: StudyData, study: Study) -> StudyData:
 
 
 def params_resolve(preset: str = "default", **overrides: Any) -> dict[str, Any]:
+    from .. import board
+
     return board.params_resolve(preset, **overrides)
 
 
@@ -160,6 +172,8 @@ def leaderboard_from_data(
     data: StudyData, *, study: Study, judges: str, subset: str, params: dict[str, Any]
 ) -> dict[str, Any]:
     """The leaderboard JSON (contract shape plus human rows and sections) for one filter."""
+    from .. import board, llm_judges, measures, style_board
+
     params = _with_study_settings(data, params)
     judgments = measures.weighted_judgments(
         data.select(judges=judges, subset=subset),
@@ -232,6 +246,8 @@ def _with_study_settings(data: StudyData, params: dict[str, Any]) -> dict[str, A
 
 def json_safe(value: Any) -> Any:
     """Plain JSON types only (numpy scalars and NaN become floats and null)."""
+    import numpy as np
+
     if isinstance(value, dict):
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -266,6 +282,9 @@ def agreement_compute(
     study: Study, *, data: StudyData | None = None, subset: str = "all"
 ) -> dict[str, Any]:
     """Inter-rater and human–LLM agreement over the study's counted judgments."""
+    from .. import llm_judges
+    from ..report import safe_agreement
+
     data = data or study_data_load(study)
     judgments = data.select(subset=subset)
     summary = safe_agreement(
@@ -296,6 +315,8 @@ def by_compute(
     data: StudyData, *, study: Study, key: str, judges: str, subset: str, params: dict[str, Any]
 ) -> dict[str, Any]:
     """The boards of each value of a context field (``ranking.categories``), for one filter."""
+    from .. import categories
+
     params = _with_study_settings(data, params)
     section = categories.category_boards(
         data.select(judges=judges, subset=subset),
@@ -349,6 +370,9 @@ def leaderboard_by(
 
 
 def _fingerprint(data: StudyData, judges: str, subset: str, params: dict[str, Any]) -> str:
+    import numpy as np
+    import pandas as pd
+
     digest = hashlib.sha256()
     ids = data.select(judges=judges, subset=subset)["id"].to_numpy(dtype=np.int64)
     digest.update(np.sort(ids).tobytes())
@@ -453,6 +477,8 @@ def snapshot_refit_study(
                 params=params,
             )
         )
+    from .. import measures
+
     measures.measures_attach(
         study=study, data=data, snapshots=snapshots, params=_board_params(data, "default", None)
     )
@@ -464,7 +490,7 @@ def snapshot_refit_study(
 def _design_refresh(study: Study, data: StudyData) -> None:
     """The stopping rule and adaptive assignment's weights (ranking.design) follow each refit;
     a failure there is logged and never fails the boards already stored."""
-    from .design import design_refresh
+    from ..design import design_refresh
 
     try:
         design_refresh(study=study, data=data, params=params_resolve(Preset.DEFAULT))
@@ -644,6 +670,8 @@ def leaderboard_served(
     """What the page and the API show (``leaderboard_current``), optionally as the
     style-controlled view (``style``: the study's features, as stored with the snapshot) and
     with boards by ``by``. ValueError says why a request cannot be served."""
+    from .. import style_board
+
     result = leaderboard_current(study, judges=judges, subset=subset, preset=preset)
     if style:
         chosen = list(study.style_features or [])
@@ -702,6 +730,8 @@ def _served(
 
 def _placeholder(study: Study, *, judges: str, subset: str, preset: str) -> dict[str, Any]:
     """The shape of a result before the first snapshot exists (nothing to show yet)."""
+    from .. import board
+
     return {
         "study": study.slug,
         "judges": judges,
@@ -730,6 +760,8 @@ def leaderboard_plot(
     preset: str = "default",
 ) -> bytes:
     """One figure of the result the page shows, encoded; cached with its snapshot."""
+    from .. import plots
+
     result = leaderboard_current(study, judges=judges, subset=subset, preset=preset)
     if result["cache_key"] is None:
         return plots.render(name, result, fmt)
@@ -751,6 +783,8 @@ def strategy_analysis(study: Study, *, labels: str = "auto") -> dict[str, Any]:
     ``labels``: "auto" (latest finished label set, else the completions' metadata),
     "metadata", or a label set's id (LabelSet.DoesNotExist when unknown).
     """
+    from ..report import strategy_section as report_strategy_section
+
     source = label_selectors.label_source_resolve(study, labels)
     completions = selectors.completions_frame(study, label_set=source.label_set)
     section = report_strategy_section(completions, aliases_merged(study.family_aliases))

@@ -14,7 +14,7 @@ from completions.models import Study
 from labelling import selectors as label_selectors
 from labelling.models import LabelSet
 
-from . import plots, services
+from .. import services
 
 
 def _analysis(request: HttpRequest, study: Study) -> dict[str, Any] | None:
@@ -61,6 +61,8 @@ def strategies_json(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 @study_admin_required
 def strategies_heatmap(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    from .. import plots
+
     study = access_study_for_admin(request.user, slug)
     analysis = _analysis(request, study)
     if analysis is None or fmt not in plots.FORMATS:

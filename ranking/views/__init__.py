@@ -14,11 +14,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from completions.access import access_study_for_admin, study_admin_required
-from completions.models import Study
 
-from . import measures, plots, selectors, services, tables
-from .forms import Filters, LeaderboardFilterForm
-from .limits import MIN_SOURCE_JUDGMENTS
+from .. import plots, selectors, services, tables
+from ..forms import Filters, LeaderboardFilterForm
+from ..limits import MIN_SOURCE_JUDGMENTS
 
 if TYPE_CHECKING:
     from completions.models import Study
@@ -40,6 +39,8 @@ def _suffix(filters: Filters) -> str:
 def _grade(result: dict[str, Any], study: Study) -> dict[str, Any] | None:
     """The stored study grade, with what the study's target separability needs."""
     section = result.get("study_quality")
+    from .. import measures
+
     return measures.study_quality_served(section, study.target_separability) if section else None
 
 
