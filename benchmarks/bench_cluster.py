@@ -14,7 +14,7 @@ docs/deployment.md lays them out on several machines:
 | base+1, base+2 | web nodes: `gunicorn -c gunicorn.conf.py heart_site.wsgi` (DEBUG=0) |
 | base+3 | PgBouncer (session pooling) in front of PostgreSQL (DATABASE_URL's server) |
 | base+4 | Redis: broker and cache (a redis-server of this run's own) |
-| base+5 | the fake LLM server (llm/fake_server, OpenAI protocol) |
+| base+5 | the fake LLM server (fakes/llm, OpenAI protocol) |
 
 plus two Celery worker nodes (`-Q default,llm,refit`, two processes each) and one beat. The
 study is the launch burst's (bench_launch_burst.py) in a database of its own
@@ -175,7 +175,7 @@ def _redis_answers(url: str) -> bool:
 
 def start_fake_llm(cluster: Cluster) -> str:
     port = cluster.port(5)
-    cluster.spawn("fake-llm", [sys.executable, "-m", "llm.fake_server", "--port", str(port)])
+    cluster.spawn("fake-llm", [sys.executable, "-m", "fakes.llm", "--port", str(port)])
     url = f"http://127.0.0.1:{port}"
     import httpx
 
