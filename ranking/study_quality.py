@@ -129,15 +129,15 @@ def split_half(
     (``fit`` returns Elo per system), and the Spearman correlation of the two halves' Elo over
     the systems both rate is averaged over ``splits`` deals; ``value`` is that mean corrected to
     the whole study's size by the Spearman–Brown formula 2r / (1 + r)."""
-    units = _units(comparisons)
-    labels = np.unique(units)
+    labels, codes = np.unique(_units(comparisons), return_inverse=True)
     if len(labels) < 4:
         return {"value": None, "half_correlation": None, "splits": 0}
     rng = np.random.default_rng(seed)
     correlations = []
     for _ in range(splits):
-        first = set(rng.permutation(labels)[: len(labels) // 2])
-        in_first = np.isin(units, list(first))
+        chosen = np.zeros(len(labels), dtype=bool)
+        chosen[rng.permutation(len(labels))[: len(labels) // 2]] = True
+        in_first = chosen[codes]  # each comparison goes with its conversation
         left, right = fit(comparisons[in_first]), fit(comparisons[~in_first])
         shared = left.index.intersection(right.index)
         if len(shared) >= 3:
