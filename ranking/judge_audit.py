@@ -118,8 +118,9 @@ def _prepared(
         longer[a > b], longer[b > a] = "a", "b"
         frame["longer"] = longer
     families = system_families or {}
-    frame["family_a"] = frame["system_a"].astype(str).map(families).fillna("").to_numpy()
-    frame["family_b"] = frame["system_b"].astype(str).map(families).fillna("").to_numpy()
+    for side in ("a", "b"):
+        systems = frame[f"system_{side}"].astype(str)
+        frame[f"family_{side}"] = [families.get(system, "") for system in systems]
     return frame
 
 
