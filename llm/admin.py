@@ -9,7 +9,7 @@ from .models import CachedCall, Endpoint, Run, Unit
 from .services import ENDPOINT_FIELDS, EndpointError, endpoint_check
 
 
-class EndpointAdminForm(forms.ModelForm):
+class EndpointAdminForm(forms.ModelForm[Endpoint]):
     """The same host and key rules as the studio and the CLI. The stored key is never shown
     here: it is set or replaced on the study's LLM page."""
 
@@ -37,7 +37,7 @@ class EndpointAdminForm(forms.ModelForm):
 
 
 @admin.register(Endpoint)
-class EndpointAdmin(admin.ModelAdmin):
+class EndpointAdmin(admin.ModelAdmin[Endpoint]):
     form = EndpointAdminForm
     list_display = ("name", "study", "provider", "model", "family", "base_url", "key_source")
     list_filter = ("provider", "family", "is_demo")
@@ -46,14 +46,14 @@ class EndpointAdmin(admin.ModelAdmin):
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(admin.ModelAdmin[Run]):
     list_display = ("id", "study", "kind", "status", "cost", "created_at")
     list_filter = ("kind", "status")
     readonly_fields = ("plan", "tokens_in", "tokens_out", "cost", "started_at", "finished_at")
 
 
 @admin.register(Unit)
-class UnitAdmin(admin.ModelAdmin):
+class UnitAdmin(admin.ModelAdmin[Unit]):
     list_display = ("id", "run", "key", "endpoint", "status", "sends", "from_cache")
     list_filter = ("status",)
     search_fields = ("key",)
@@ -64,6 +64,6 @@ class UnitAdmin(admin.ModelAdmin):
 
 
 @admin.register(CachedCall)
-class CachedCallAdmin(admin.ModelAdmin):
+class CachedCallAdmin(admin.ModelAdmin[CachedCall]):
     list_display = ("key", "provider", "model", "tokens_in", "tokens_out", "created_at")
     search_fields = ("key", "model")

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -75,7 +75,9 @@ class LoopThread:
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self._thread.start()
 
-    def call(self, endpoint: EndpointConfig, request: LLMRequest, max_chars: int) -> Future:
+    def call(
+        self, endpoint: EndpointConfig, request: LLMRequest, max_chars: int
+    ) -> Future[LLMReply]:
         call = complete(self.pool, endpoint, request, max_chars=max_chars)
         return asyncio.run_coroutine_threadsafe(call, self.loop)
 
@@ -128,8 +130,8 @@ class Executor:
         endpoints = Endpoint.objects.filter(units__run=self.run).distinct()
         self.endpoints = {e.pk: e for e in endpoints}
         self.configs = {pk: endpoint_config(e) for pk, e in self.endpoints.items()}
-        self.inflight: dict[Future, Work] = {}
-        self.completed: dict[Future, Work] = {}  # replies in, not stored yet
+        self.inflight: dict[Future[LLMReply], Work] = {}
+        self.completed: dict[Future[LLMReply], Work] = {}  # replies in, not stored yet
         # Claimed (leased) units not sent yet, per endpoint: a freed slot takes the next one
         # without a database round trip. A killed executor's buffer is claimed again later.
         self.buffer: dict[int, deque[Work]] = {}
@@ -367,7 +369,7 @@ class Executor:
         for work in misses:
             self.buffer[work.unit.endpoint_id].append(work)
         for work in hits:
-            future: Future = Future()
+            future: Future[LLMReply] = Future()
             future.set_result(reply_from_cache(cached[work.key]))
             self.inflight[future] = work
 
@@ -465,7 +467,13 @@ class Executor:
         )
 
     def _fill_unit(
-        self, unit: Unit, outcome: Outcome, result: dict | None, invalid: str, call_id, now
+        self,
+        unit: Unit,
+        outcome: Outcome,
+        result: dict[str, Any] | None,
+        invalid: str,
+        call_id: int | None,
+        now: datetime,
     ) -> None:
         reply, work = outcome.reply, outcome.work
         unit.finished_at = now
@@ -496,7 +504,7 @@ class Executor:
             unit.ttft_ms = None if reply.from_cache else reply.ttft_ms
             unit.latency_ms = None if reply.from_cache else reply.latency_ms
 
-    def _cache_replies(self, parsed: list[tuple[Outcome, dict]]) -> dict[str, int]:
+    def _cache_replies(self, parsed: list[tuple[Outcome, dict[str, Any]]]) -> dict[str, int]:
         """Store each valid new reply under its request key; return key -> CachedCall id."""
         fresh = [o for o, _ in parsed if not o.answer.from_cache]
         CachedCall.objects.bulk_create(

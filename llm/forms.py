@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from django import forms
 
 from . import services
 from .kinds import KINDS
 from .models import Endpoint
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
+    from completions.models import Study
 
 LAUNCHABLE = {
     "generate": "Generate model completions (one per context)",
@@ -24,7 +29,7 @@ PROFILE_CHOICES = [
 ]
 
 
-class EndpointForm(forms.ModelForm):
+class EndpointForm(forms.ModelForm[Endpoint]):
     """Add or update an endpoint from a study's LLM page.
 
     A study admin's endpoint belongs to the study and carries its own key, typed once, stored
@@ -62,7 +67,7 @@ class EndpointForm(forms.ModelForm):
             "workers that holds it, from the operator's list (LLM_KEY_ENV_ALLOWLIST).",
         }
 
-    def __init__(self, *args, user, study, **kwargs) -> None:
+    def __init__(self, *args: Any, user: Any, study: Study, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.user, self.study = user, study
         if not user.is_superuser:
@@ -70,7 +75,7 @@ class EndpointForm(forms.ModelForm):
         self.order_fields([*self.Meta.fields[:6], "api_key", "remove_key"])
 
     def clean_name(self) -> str:
-        name = self.cleaned_data["name"]
+        name: str = self.cleaned_data["name"]
         endpoint = self.instance
         if endpoint.pk and not (
             endpoint.study_id == self.study.pk or (endpoint.is_shared and self.user.is_superuser)
@@ -92,11 +97,11 @@ class EndpointForm(forms.ModelForm):
     def validate_unique(self) -> None:
         """The name's owner is checked in clean_name; a same-named endpoint is updated."""
 
-    def owner(self):
+    def owner(self) -> Study | None:
         """The study that owns the saved endpoint, or None for a shared one."""
         return None if self.cleaned_data.get("shared") else self.study
 
-    def upsert_fields(self) -> dict:
+    def upsert_fields(self) -> dict[str, Any]:
         data = self.cleaned_data
         fields = {f: data[f] for f in self.Meta.fields if f in data and f != "name"}
         if self.user.is_superuser and not data.get("shared"):
@@ -147,11 +152,11 @@ class RunLaunchForm(forms.Form):
         required=False,
     )
 
-    def __init__(self, *args, endpoints, **kwargs) -> None:
+    def __init__(self, *args: Any, endpoints: QuerySet[Endpoint], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         kind = cast(forms.ChoiceField, self.fields["kind"])  # the fields declared above
         kind.choices = [(k, v) for k, v in LAUNCHABLE.items() if k in KINDS]
-        chosen = cast(forms.ModelMultipleChoiceField, self.fields["endpoints"])
+        chosen = cast(forms.ModelMultipleChoiceField[Endpoint], self.fields["endpoints"])
         chosen.queryset = endpoints  # the study's own and the shared ones
 
     def fields_by_kind(self) -> list[tuple[forms.BoundField, str]]:
@@ -171,7 +176,7 @@ class RunLaunchForm(forms.Form):
             self.add_error("batch", "Batch mode is for generate, judge and label runs.")
         return data
 
-    def params(self) -> dict:
+    def params(self) -> dict[str, Any]:
         """The run's parameters beyond kind and endpoints (call after is_valid())."""
         data = self.cleaned_data
         return services.run_params(

@@ -28,7 +28,7 @@ from core.structured import InvalidReply
 
 from .clients import LLMRequest
 from .kinds import Done, Plan, RunKind, UnitSpec, register
-from .models import Run, Unit
+from .models import Endpoint, Run, Unit
 
 MAX_TOKENS = 200
 EST_TOKENS_OUT = 60
@@ -71,7 +71,7 @@ def dialogue_messages(turns: list[dict[str, str]]) -> list[dict[str, str]]:
     return messages
 
 
-def system_for_endpoint(study: Study, endpoint) -> System:
+def system_for_endpoint(study: Study, endpoint: Endpoint) -> System:
     system, _ = System.objects.get_or_create(
         study=study,
         name=endpoint.name,

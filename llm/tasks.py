@@ -12,7 +12,7 @@ from .executor import run_execute
 
 
 # No time limit: an executor gives up its slice itself (celery-types has no None here).
-@shared_task(  # type: ignore[call-overload]
+@shared_task(  # type: ignore[call-overload, untyped-decorator]
     name="llm.tasks.llm_run_execute",
     acks_late=True,
     ignore_result=True,
@@ -32,7 +32,7 @@ def llm_runs_resume() -> list[int]:
 
 
 @worker_ready.connect
-def _resume_after_restart(sender=None, **kwargs) -> None:
+def _resume_after_restart(sender: object = None, **kwargs: object) -> None:
     """A worker that (re)starts picks up running runs whose executor may have died with it
     (queued on the LLM queue: a refit-only worker just passes it on)."""
     enqueue("llm.tasks.llm_runs_resume")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -19,6 +19,7 @@ from .forms import EndpointForm, RunLaunchForm, SupporterPromptForm
 from .models import Run, RunStatus
 
 if TYPE_CHECKING:
+    from completions.models import Study
     from core.middleware import AuthenticatedHttpRequest, HtmxHttpRequest
 FAILURES_PER_PAGE = 25
 
@@ -28,7 +29,14 @@ def _run_for(request: HttpRequest, slug: str, run_id: int) -> Run:
     return get_object_or_404(Run.objects.select_related("study"), pk=run_id, study=study)
 
 
-def _hub(request, study, *, endpoint_form=None, launch_form=None, status=200) -> HttpResponse:
+def _hub(
+    request: HttpRequest,
+    study: Study,
+    *,
+    endpoint_form: EndpointForm | None = None,
+    launch_form: RunLaunchForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
     from llm.generation import supporter_prompt_current
 
     prompt = supporter_prompt_current(study)
@@ -130,7 +138,7 @@ def run_page(request: HtmxHttpRequest, slug: str, run_id: int) -> HttpResponse:
 TEXTS_SHOWN = 20
 
 
-def _generated(run: Run) -> dict | None:
+def _generated(run: Run) -> dict[str, Any] | None:
     """A finished generate run's replies: how many, the first few, and whether pairs exist."""
     if run.kind != "generate" or run.status != RunStatus.FINISHED:
         return None

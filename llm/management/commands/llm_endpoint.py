@@ -10,8 +10,10 @@ unless they already belong to one.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from llm.models import Provider
 from llm.selectors import endpoints_all
@@ -21,7 +23,7 @@ from llm.services import EndpointError, endpoint_key_problem, endpoint_upsert
 class Command(BaseCommand):
     help = "Register or update an LLM endpoint (add), or list them (list)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True)
         add = sub.add_parser("add", help="create or update an endpoint")
         add.add_argument("name")
@@ -41,7 +43,7 @@ class Command(BaseCommand):
         add.add_argument("--label", help="a note shown beside the name")
         sub.add_parser("list", help="list endpoints")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         if options["action"] == "list":
             for e in endpoints_all():
                 owner = "shared" if e.study is None else f"study {e.study.slug}"

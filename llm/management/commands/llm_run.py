@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import sys
 import time
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from completions.adversarial import PROFILES
 from completions.models import Study
@@ -27,7 +28,7 @@ from llm.selectors import run_counts, run_status_row, runs_for_study
 class Command(BaseCommand):
     help = "Run LLM jobs: generate completions, judge pairs, or show the runs' status."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True)
         generate = sub.add_parser("generate", help="one completion per context and endpoint")
         generate.add_argument("--study", required=True)
@@ -56,7 +57,7 @@ class Command(BaseCommand):
         status.add_argument("--study", required=True)
         status.add_argument("--format", choices=["table", "json"], default="table")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         study = Study.objects.filter(slug=options["study"]).first()
         if study is None:
             raise CommandError(f"no study {options['study']!r}")
