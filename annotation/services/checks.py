@@ -210,10 +210,11 @@ def _attention_items(
     study: Study, material: _Material, n: int, rng: random.Random
 ) -> list[QualityCheckItem]:
     contexts = rng.sample(material.contexts, len(material.contexts))
+    first = rng.randrange(len(ATTENTION_CHOICES))  # which point the first check asks for
     items = []
     for i in range(n):
         context = contexts[i % len(contexts)]
-        choice = ATTENTION_CHOICES[i % len(ATTENTION_CHOICES)]
+        choice = ATTENTION_CHOICES[(first + i) % len(ATTENTION_CHOICES)]
         instruction_side = "ab"[(i // 2) % 2]  # the instruction sits on either side
         instruction_longer = i % 2 == 1
         real = rng.choice(material.replies[context.pk]).text
@@ -245,14 +246,16 @@ def quality_items_seed_from_study(
     *, study: Study, n: int | None = None, seed: int | None = None
 ) -> list[QualityCheckItem]:
     """Make `n` checks (default: `quality_checks_wanted`) from the study's own contexts and
-    replies, about a quarter of them attention checks; [] when its material has no context
+    replies, about a third of them attention checks; [] when its material has no context
     with a reply of known text (no check can be made)."""
     n = n if n is not None else max(quality_checks_wanted(study=study), MIN_CHECKS)
     material = _material(study)
     if not material.contexts or n <= 0:
         return []
     rng = random.Random(seed if seed is not None else f"{study.pk}-{study.created_at}-{n}")
-    n_attention = max(1, n // 4) if n >= 3 else 0
+    # A third attention checks, as the rubric's seeds had (5 gold, 2 attention): six checks
+    # are four gold ones, one of each side-and-length combination, and two attention ones.
+    n_attention = max(1, round(n / 3)) if n >= 3 else 0
     created = _gold_items(study, material, n - n_attention, rng)
     created += _attention_items(study, material, n_attention, rng)
     items = QualityCheckItem.objects.bulk_create(created)

@@ -75,7 +75,7 @@ def test_a_study_gets_checks_from_its_own_conversations_with_the_expected_reply_
     assert len(items) == 40
     gold = [i for i in items if i.kind == "gold"]
     attention = [i for i in items if i.kind == "attention"]
-    assert len(attention) == 10 and len(gold) == 30
+    assert len(attention) == 13 and len(gold) == 27
     # The conversations are the study's own, whole, as its items show them.
     contexts = {c.external_id: c for c in study.contexts.all()}
     own_turns = [c.turns for c in contexts.values()]
