@@ -166,11 +166,18 @@ def _gold_items(
     turn = cycle(contexts)
     items = []
     for expected, expected_longer in plans[:n]:
-        for _ in range(len(contexts)):
-            context = next(turn)
-            found = _gold_item(study, material, context, expected, expected_longer, rng)
+        # The study's own replies first, in any conversation; written ones only failing that.
+        for written in (False, True):
+            found = None
+            for _ in range(len(contexts)):
+                context = next(turn)
+                found = _gold_item(
+                    study, material, context, expected, expected_longer, rng, written=written
+                )
+                if found is not None:
+                    items.append(found)
+                    break
             if found is not None:
-                items.append(found)
                 break
     return items
 
@@ -182,12 +189,16 @@ def _gold_item(
     expected: str,
     expected_longer: bool,
     rng: random.Random,
+    *,
+    written: bool,
 ) -> QualityCheckItem | None:
-    pair = _mismatch(material, context, expected_longer, rng)
+    pair = None if written else _mismatch(material, context, expected_longer, rng)
     if pair is not None:
         own, other = pair
         other_name = material.names[other.context_id]
         bad, note = other.text, GOLD_NOTE.format(own=context.external_id, other=other_name)
+    elif not written:
+        return None
     else:
         fallback = _fallback(material, context, expected_longer, rng)
         if fallback is None:

@@ -35,7 +35,7 @@ class QualityCheckForm(forms.ModelForm[QualityCheckItem]):
             "text_a": "Reply A (shown on the left for attention checks; gold checks are shown "
             "either way round)",
             "text_b": "Reply B",
-            "expected": "The better reply (gold checks)",
+            "expected": "The better reply (gold checks; an attention check's follows its point)",
             "note": "Note (for admins only; raters never see it)",
         }
         widgets = {
@@ -46,6 +46,7 @@ class QualityCheckForm(forms.ModelForm[QualityCheckItem]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.order_fields(["kind", "conversation"])
+        self.fields["expected"].required = False  # an attention check's follows its point
         if self.instance.pk and not self.is_bound:
             self.initial["conversation"] = turns_to_text(self.instance.turns)
 
@@ -57,10 +58,16 @@ class QualityCheckForm(forms.ModelForm[QualityCheckItem]):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if data.get("kind") == QualityCheckItem.Kind.ATTENTION and not data.get("expected_choice"):
-            self.add_error(
-                "expected_choice", "An attention check asks for one point: choose which."
-            )
+        choice = data.get("expected_choice")
+        if data.get("kind") == QualityCheckItem.Kind.ATTENTION:
+            if not choice:
+                self.add_error(
+                    "expected_choice", "An attention check asks for one point: choose which."
+                )
+            else:
+                data["expected"] = "a" if choice < 3 else "b"
+        elif not data.get("expected"):
+            self.add_error("expected", "A gold check has a better reply: choose which.")
         if data.get("text_a", "").strip() == data.get("text_b", "").strip() != "":
             self.add_error("text_b", "The two replies are the same: a rater could not choose.")
         return data

@@ -89,8 +89,14 @@ def test_an_admin_adds_edits_retires_and_restores_a_check(admin_client, study):
     assert refused.status_code == 422 and "attention check asks for one point" in (
         refused.content.decode()
     )
+    no_side = {**data, "kind": "gold", "expected": ""}
+    assert (
+        "A gold check has a better reply"
+        in admin_client.post(_url("edit", study, item.pk), no_side).content.decode()
+    )
     admin_client.post(
-        _url("edit", study, item.pk), {**data, "kind": "attention", "expected_choice": "4"}
+        _url("edit", study, item.pk),
+        {**data, "kind": "attention", "expected": "", "expected_choice": "4"},
     )
     item.refresh_from_db()
     assert (item.kind, item.expected, item.expected_choice) == ("attention", "b", 4)

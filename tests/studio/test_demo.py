@@ -87,3 +87,5 @@ def test_no_simple_bot_passes_the_demos_qualification_or_its_checks():
     checks = study.quality_items.filter(retired_at__isnull=True)
     own_turns = list(study.contexts.values_list("turns", flat=True))
     assert checks.count() >= 6 and all(c.turns in own_turns for c in checks)
+    # Each gold check sets a demo system's reply against its reply to another conversation.
+    assert all("one written for" in c.note for c in checks.filter(kind="gold"))
