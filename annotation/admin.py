@@ -40,7 +40,7 @@ class RaterAdmin(admin.ModelAdmin):
 
 @admin.register(QualityCheckItem)
 class QualityCheckItemAdmin(admin.ModelAdmin):
-    list_display = ("id", "study", "kind", "expected", "expected_choice", "note")
+    list_display = ("id", "study", "kind", "expected", "expected_choice", "note", "retired_at")
     list_filter = ("study", "kind")
     readonly_fields = ("token",)
 

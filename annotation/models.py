@@ -112,6 +112,8 @@ class QualityCheckItem(models.Model):
     # Attention checks ask for an exact scale point (1..5 as on the page); null for gold items.
     expected_choice = models.PositiveSmallIntegerField(null=True, blank=True)
     note = models.CharField(max_length=300, blank=True)
+    # Retired checks are handed out no more; their answers stay (and keep their result).
+    retired_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.kind} check {self.pk}"

@@ -139,10 +139,41 @@ def _turns(supporter: str, seeker: str) -> list[dict]:
     return [{"speaker": "supporter", "text": supporter}, {"speaker": "seeker", "text": seeker}]
 
 
+# Rubric pairs for checks and qualification: (better, weaker) per axis. A script that always
+# picks the longer reply must not pass them, so the better reply is the shorter one for E, A
+# and T (a long dismissive, generic or off-role reply against a short attuned one) and the
+# longer one for H and R, as the rubric's own examples are (annotation/bots.py scores this).
+RUBRIC_PAIRS: dict[str, tuple[str, str]] = {
+    "H": (RUBRIC["H"]["high"], RUBRIC["H"]["low"]),
+    "E": (
+        RUBRIC["E"]["high"],
+        "That sucks. Anyway, lots of people go through divorces these days and they all get "
+        "through it, so you'll probably get over it soon enough. Try to keep busy, maybe take "
+        "up a hobby or go to the gym, and try not to cry in front of the kids because they "
+        "will notice.",
+    ),
+    "A": (
+        RUBRIC["A"]["high"],
+        "I get that life can be hard sometimes, and lots of people feel this way at one point "
+        "or another. Just try to stay positive, set yourself some goals, get up a bit earlier "
+        "and things will work out eventually. Everyone has their own timeline, so there is no "
+        "point comparing yourself to anyone else.",
+    ),
+    "R": (RUBRIC["R"]["high"], RUBRIC["R"]["low"]),
+    "T": (
+        "That's your decision to make, and I can't give medical advice. Could we talk about how "
+        "isolated the arguments have left you feeling?",
+        RUBRIC["T"]["low"],
+    ),
+}
+
+
 @transaction.atomic
 def quality_items_seed_from_rubric(*, study: Study) -> list[QualityCheckItem]:
-    """Gold items from Table 2 (high vs low example per axis) plus attention items.
+    """Gold items from Table 2 (a better and a weaker reply per axis) plus attention items.
 
+    Short two-turn conversations written for the rubric: a study's own checks
+    (`annotation.services.checks`) look more like its items; these suit a quick trial.
     Idempotent: items are keyed by their note ("rubric:H", "attention:1", ...).
     """
     existing = set(QualityCheckItem.objects.filter(study=study).values_list("note", flat=True))
@@ -151,9 +182,9 @@ def quality_items_seed_from_rubric(*, study: Study) -> list[QualityCheckItem]:
         note = f"rubric:{axis}"
         if note in existing:
             continue
-        high, low = RUBRIC[axis]["high"], RUBRIC[axis]["low"]
+        better, weaker = RUBRIC_PAIRS[axis]
         # Alternate the stored side so "a" is not always the better reply.
-        text_a, text_b, expected = (high, low, "a") if i % 2 == 0 else (low, high, "b")
+        text_a, text_b, expected = (better, weaker, "a") if i % 2 == 0 else (weaker, better, "b")
         created.append(
             QualityCheckItem(
                 study=study,

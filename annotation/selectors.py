@@ -183,10 +183,12 @@ def _study_key(study: Study) -> tuple[Any, ...]:
 
 
 def quality_item_count(*, study: Study) -> int:
-    """Quality-check items of the study (kept a minute per process: see `_COUNT_TTL`)."""
+    """The study's quality-check items in use, not retired (kept a minute per process: see
+    `_COUNT_TTL`)."""
     if not study.quality_check_rate:
         return 0
-    return _counted(_qc_counts, study, QualityCheckItem.objects.filter(study=study).count)
+    active = QualityCheckItem.objects.filter(study=study, retired_at__isnull=True)
+    return _counted(_qc_counts, study, active.count)
 
 
 def quality_item_count_forget(*, study: Study) -> None:

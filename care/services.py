@@ -9,8 +9,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import AXES, Assignment, Rater
-from annotation.quality import _GOLD_TURNS, RUBRIC, _turns
+from annotation.models import Assignment, Rater
+from annotation.quality import _GOLD_TURNS, RUBRIC, RUBRIC_PAIRS, _turns
 from annotation.services import choice_to_verdict, rater_finish
 from completions.models import DialogueContext, Study
 from writing.models import Writer, Writing
@@ -197,37 +197,47 @@ def content_note_set(*, context: DialogueContext, text: str, by: Any = None) -> 
     return note
 
 
-# Training: the first two rubric axes; qualification: the other three (paper Table 2).
-_TRAINING_AXES = ("E", "A")
+# Training: one rubric axis (feedback shown); qualification: four, the better reply stored
+# first in two and second in two, longer in two and shorter in two (annotation.quality's
+# RUBRIC_PAIRS), so that no script passes: always A, always B, the longer or the shorter reply
+# each get 2 of 4 right, short of the default 75 % (annotation/bots.py; the studio checks it).
+_TRAINING = (("A", "a"),)
+_QUALIFICATION = (("H", "a"), ("E", "b"), ("T", "a"), ("R", "b"))
 
 
 @transaction.atomic
 def qualification_items_seed_from_rubric(*, study: Study) -> list[QualificationItem]:
-    """Gold items from the rubric's contrasting examples, with the rubric's description as the
-    explanation. Idempotent (keyed by their note, "qualification:H", ...)."""
+    """Gold items from the rubric's better and weaker replies, with the rubric's description
+    as the explanation. Idempotent (keyed by their note, "qualification:H", ...); an item
+    nobody has answered yet is brought up to date (older seeds had the better reply always
+    the longer)."""
+    answered = set(
+        study.qualification_items.filter(answers__isnull=False).values_list("note", flat=True)
+    )
     existing = set(study.qualification_items.values_list("note", flat=True))
     created = []
-    for i, axis in enumerate(AXES):
+    plan = [("training", *spec) for spec in _TRAINING]
+    plan += [("qualification", *spec) for spec in _QUALIFICATION]
+    for position, (phase, axis, expected) in enumerate(plan):
         note = f"qualification:{axis}"
-        if note in existing:
+        if note in answered:
             continue
-        high, low = RUBRIC[axis]["high"], RUBRIC[axis]["low"]
-        text_a, text_b, expected = (low, high, "b") if i % 2 == 0 else (high, low, "a")
-        phase = "training" if axis in _TRAINING_AXES else "qualification"
+        better, weaker = RUBRIC_PAIRS[axis]
+        text_a, text_b = (better, weaker) if expected == "a" else (weaker, better)
         description = RUBRIC[axis]["description"].rstrip(".")
-        created.append(
-            QualificationItem(
-                study=study,
-                phase=phase,
-                position=i,
-                turns=_turns(*_GOLD_TURNS[axis]),
-                text_a=text_a,
-                text_b=text_b,
-                expected=expected,
-                explanation=f"it shows {description[0].lower()}{description[1:]}.",
-                note=note,
-            )
-        )
+        fields = {
+            "phase": phase,
+            "position": position,
+            "turns": _turns(*_GOLD_TURNS[axis]),
+            "text_a": text_a,
+            "text_b": text_b,
+            "expected": expected,
+            "explanation": f"it shows {description[0].lower()}{description[1:]}.",
+        }
+        if note in existing:
+            study.qualification_items.filter(note=note).update(**fields)
+            continue
+        created.append(QualificationItem(study=study, note=note, **fields))
     return QualificationItem.objects.bulk_create(created)
 
 

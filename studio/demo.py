@@ -18,6 +18,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Pair
@@ -213,9 +214,7 @@ def load_demo(*, stdout=None) -> Study:
     call_command(
         "import_judgments", str(_write_jsonl(_judgment_rows(study))), study=DEMO_SLUG, **quiet
     )
-    from annotation.quality import quality_items_seed_from_rubric
-
-    quality_items_seed_from_rubric(study=study)
+    _demo_checks(study)
     _demo_care(study)
     if study.status == StudyStatus.DRAFT:  # it has its pairs now; a later pause or close stays
         from studio.services import study_set_status
@@ -231,8 +230,24 @@ def load_demo(*, stdout=None) -> Study:
     return study
 
 
+def _demo_checks(study: Study) -> None:
+    """Checks cut from the demo's own conversations (annotation.services.checks). Checks an
+    older demo seeded from the rubric, where the longer reply was always the better one, are
+    retired (their answers stay)."""
+    from annotation.models import QualityCheckItem
+    from annotation.services.checks import quality_checks_ensure, quality_item_retire
+
+    legacy = QualityCheckItem.objects.filter(study=study, retired_at__isnull=True).filter(
+        Q(note__startswith="rubric:") | Q(note__startswith="attention:")
+    )
+    for item in legacy:
+        quality_item_retire(item=item)
+    quality_checks_ensure(study=study)
+
+
 def _demo_care(study: Study) -> None:
-    """Qualification on, with items from the rubric (a setting the admin changes stays)."""
+    """Qualification on, with items from the rubric that no simple bot passes (a setting the
+    admin changes stays)."""
     from care.models import CareSettings
     from care.selectors import care_forget
     from care.services import qualification_items_seed_from_rubric

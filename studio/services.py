@@ -17,12 +17,14 @@ from django.utils import timezone
 
 from annotation.judgment_io import judgments_import
 from annotation.models import Pair, Rater
+from annotation.services.checks import quality_checks_ensure
 from completions.esconv import EsconvFormatError
 from completions.importers import ImportFileError
 from completions.models import Study, StudyStatus
 from completions.services import completions_import, contexts_import, esconv_import
 from core.enqueue import enqueue
 from core.jobs import failure_reason, job_claim, jobs_stalled, lease_kept
+from studio.checks.selectors import bot_table, checks_in_use
 from studio.models import ImportJob, ImportKind, ImportStatus
 
 if TYPE_CHECKING:
@@ -49,7 +51,9 @@ class StatusRefused(Exception):
 
 def study_set_status(*, study: Study, status: str) -> Study:
     """Open, pause or close a study. A study opens only once it has pairs to judge (a rater let
-    into a study without pairs could only be told to go away); nothing returns to draft."""
+    into a study without pairs could only be told to go away), with quality checks when it
+    has a check rate, and with gates no simple bot passes (`_gates_hold`); nothing returns to
+    draft."""
     if status not in StudyStatus.values or status == StudyStatus.DRAFT:
         raise StatusRefused(f"A study can be opened, paused or closed, not set to {status!r}.")
     if status == StudyStatus.OPEN and not Pair.objects.filter(study=study).exists():
@@ -57,9 +61,31 @@ def study_set_status(*, study: Study, status: str) -> Study:
             "The study cannot open yet: it has no pairs for raters to judge. Upload contexts "
             "and completions from at least two systems, then design the pairs."
         )
+    if status == StudyStatus.OPEN:
+        _gates_hold(study)
     study.status = status
     study.save(update_fields=["status"])
     return study
+
+
+def _gates_hold(study: Study) -> None:
+    """A study with a check rate opens with checks (made from its own material when it has
+    none), and only where no simple bot passes its qualification or its gold checks."""
+    quality_checks_ensure(study=study)
+    if study.quality_check_rate > 0 and not checks_in_use(study=study):
+        raise StatusRefused(
+            f"The study cannot open: its quality-check rate is {study.quality_check_rate:.0%} "
+            "but it has no quality checks, and none can be made from its material (no context "
+            "has a reply with a known text). Add checks on the Quality checks page, or set the "
+            "rate to 0 in the settings."
+        )
+    problems = bot_table(study=study).problems
+    if problems:
+        raise StatusRefused(
+            "The study cannot open: a script could pass its gates: "
+            + "; ".join(problems)
+            + ". Change the items on the Quality checks page (qualification: the Care page)."
+        )
 
 
 def rater_exclusion_set(

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import include, path
 
 from . import views
 
@@ -14,6 +14,7 @@ urlpatterns = [
     path("<slug:slug>/material/", views.material, name="material"),
     path("<slug:slug>/material/imports/<int:pk>/", views.import_job, name="import_job"),
     path("<slug:slug>/pairs/", views.pairs, name="pairs"),
+    path("<slug:slug>/checks/", include("studio.checks.urls")),
     path("<slug:slug>/raters/", views.raters, name="raters"),
     path("<slug:slug>/raters/prolific.csv", views.raters_csv, name="raters_csv"),
     path("<slug:slug>/raters/reflag/", views.raters_reflag, name="raters_reflag"),

@@ -437,7 +437,7 @@ def _lease_if_room(
 def _lease_check(*, rater: Rater, now: datetime, position: int) -> Assignment | None:
     used = Assignment.objects.filter(rater=rater, quality_item=OuterRef("pk"))
     item = (
-        QualityCheckItem.objects.filter(study_id=rater.study_id)
+        QualityCheckItem.objects.filter(study_id=rater.study_id, retired_at__isnull=True)
         .filter(~Exists(used))
         .order_by("?")
         .first()

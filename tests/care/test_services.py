@@ -58,11 +58,19 @@ def test_a_qualification_answer_is_right_when_it_prefers_the_better_reply_at_eit
     ]
 
 
-def test_the_rubric_seeds_two_training_and_three_qualification_items_once():
+def test_the_rubric_seeds_one_training_and_four_qualification_items_once():
     study = build_study(n_contexts=1)
     items = qualification_items_seed_from_rubric(study=study)
-    assert sorted(i.phase for i in items) == ["qualification"] * 3 + ["training"] * 2
-    assert {i.expected for i in items} == {"a", "b"}  # the better reply is not always on one side
+    assert sorted(i.phase for i in items) == ["qualification"] * 4 + ["training"]
+    qualification = [i for i in items if i.phase == "qualification"]
+    # The better reply is first in two and second in two, longer in two and shorter in two.
+    assert sorted(i.expected for i in qualification) == ["a", "a", "b", "b"]
+    better_longer = [
+        len((i.text_a if i.expected == "a" else i.text_b).split())
+        > len((i.text_b if i.expected == "a" else i.text_a).split())
+        for i in qualification
+    ]
+    assert sorted(better_longer) == [False, False, True, True]
     assert all(i.explanation.startswith("it shows ") for i in items)
     assert qualification_items_seed_from_rubric(study=study) == []
 
@@ -74,7 +82,7 @@ def test_training_comes_first_and_a_rater_passes_with_enough_right_answers():
     assert qualification_step(rater=rater).item.phase == "training"
     _answer_all(rater, right=True)
     care = RaterCare.objects.get(rater=rater)
-    assert (care.qualification, care.n_correct, care.n_qualification) == ("passed", 3, 3)
+    assert (care.qualification, care.n_correct, care.n_qualification) == ("passed", 4, 4)
     rater.refresh_from_db()
     assert rater.finished_at is None
 
@@ -95,7 +103,7 @@ def test_a_rater_below_the_threshold_fails_and_is_finished():
         good = 1 if item.expected == "a" else 5
         qualification_answer(rater=other, item=item, choice=6 - good if wrong else good)
     care = RaterCare.objects.get(rater=other)
-    assert (care.qualification, care.n_correct) == ("failed", 2)
+    assert (care.qualification, care.n_correct) == ("failed", 3)
     other.refresh_from_db()
     assert other.finished_at is not None
 

@@ -69,15 +69,14 @@ def test_a_qualifying_rater_trains_with_feedback_then_passes_to_real_items(clien
     html = feedback.content.decode()
     assert "Most raters chose differently" in html and "Most raters prefer" in html
     assert "because it shows" in html
-    _answer(client, study, right=True)  # the second training item
     assert (
-        "Qualification item 3 of 5"
+        "Qualification item 2 of 5"
         in client.get(f"/r/{study.invite_token}/qualify/").content.decode()
     )
-    for _ in range(3):
+    for _ in range(4):
         last = _answer(client, study, right=True)
     result = client.get(last.url).content.decode()
-    assert "You can start the study" in result and "3 of 3" in result
+    assert "You can start the study" in result and "4 of 4" in result
     assert SUBMIT.search(client.get(item_url).content.decode())
     for name in forbidden_strings(study):
         assert name not in page and name not in html
@@ -86,13 +85,12 @@ def test_a_qualifying_rater_trains_with_feedback_then_passes_to_real_items(clien
 def test_a_rater_who_fails_is_thanked_told_why_and_never_reaches_real_items(client):
     study = _qualifying_study(pass_share=0.75, fail_outcome="code")
     rater = _enter(client, study)
-    for _ in range(2):
-        _answer(client, study, right=True)
-    for _ in range(3):
+    _answer(client, study, right=True)  # the training item
+    for _ in range(4):
         last = _answer(client, study, right=False)
     html = client.get(last.url).content.decode()
     care = CareSettings.objects.get(study=study)
-    assert "Thank you for your time" in html and "0 of 3" in html and "75%" in html
+    assert "Thank you for your time" in html and "0 of 4" in html and "75%" in html
     assert care.screenout_code in html and study.completion_code not in html
     assert client.get(f"/r/{study.invite_token}/item/").url.endswith("/qualify/result/")
     assert client.get(f"/r/{study.invite_token}/done/").url.endswith("/qualify/result/")
@@ -239,13 +237,13 @@ def test_the_studio_care_page_shows_pass_rate_difficulty_skips_and_time(admin_cl
     study = _qualifying_study()
     rater_client = Client()
     _enter(rater_client, study)
-    for right in (True, True, True, True, False):
+    for right in (True, True, True, False, False):
         _answer(rater_client, study, right=right)
     url = f"/studio/{study.slug}/care/"
     html = admin_client.get(url).content.decode()
-    # 2 of 3 qualification items right is under the default 75 %: screened out.
+    # 2 of 4 qualification items right is under the default 75 %: screened out.
     assert 'id="pass-rate">0%' in html and "screened out" in html
-    assert html.count("<td>100%</td>") == 4 and html.count("<td>0%</td>") == 1  # difficulty
+    assert html.count("<td>100%</td>") == 3 and html.count("<td>0%</td>") == 2  # difficulty
     assert "PID-care" not in html
     csv = b"".join(
         admin_client.get(f"/studio/{study.slug}/downloads/time-worked.csv").streaming_content

@@ -66,7 +66,8 @@ SQUASHED = "0001_initial_squashed"
 OUR_APPS = [*OLD_CHAINS, "care"]
 # Migrations made after the squash, per app (each keeps every row).
 AFTER_SQUASH = {
-    "annotation": ["0002_participant"],  # raters and writers share completions.Participant
+    # raters and writers share completions.Participant; quality checks can be retired
+    "annotation": ["0002_participant", "0003_quality_check_retired"],
     "writing": ["0002_participant"],
     "completions": ["0002_study_rater_weights_target"],  # rater weights and the study's target
 }

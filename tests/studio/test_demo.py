@@ -66,8 +66,26 @@ def test_the_demo_study_asks_raters_to_qualify_first(client):
 
     study = load_demo()
     assert CareSettings.objects.get(study=study).qualification_enabled
-    assert study.qualification_items.filter(phase="training").count() == 2
+    assert study.qualification_items.filter(phase="training").count() == 1
     client.get(f"/r/{study.invite_token}/")
     client.post(f"/r/{study.invite_token}/consent/", {"agree": "on"})
     assert client.get(f"/r/{study.invite_token}/item/").url.endswith("/qualify/")
     assert b"Practice item 1 of 5" in client.get(f"/r/{study.invite_token}/qualify/").content
+
+
+def test_no_simple_bot_passes_the_demos_qualification_or_its_checks():
+    from annotation.bots import GOLD_BAR
+    from studio.checks.selectors import bot_table
+
+    study = load_demo()
+    table = bot_table(study=study)
+    assert table.qualification_on and table.problems == []
+    for row in table.rows:
+        assert row.qualifies is False, row.bot
+        assert row.gold.n >= 4 and row.gold.share <= GOLD_BAR, row.bot
+    # The checks are cut from the demo's own conversations (ESConv: 4 turns and more).
+    checks = study.quality_items.filter(retired_at__isnull=True)
+    own_turns = list(study.contexts.values_list("turns", flat=True))
+    assert checks.count() >= 6 and all(c.turns in own_turns for c in checks)
+    # Each gold check sets a demo system's reply against its reply to another conversation.
+    assert all("one written for" in c.note for c in checks.filter(kind="gold"))
