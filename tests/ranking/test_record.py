@@ -138,3 +138,15 @@ def test_the_refit_plans_for_the_studys_goal_and_the_planner_reads_it():
     assert study_goal(study, systems).kind == "order"  # no anchor: the whole order is served
     study.adaptive_anchor = CLAUDE
     assert study_goal(study, systems).anchor == 1
+
+
+def test_the_pairs_page_shows_the_goal_and_what_each_design_needs(admin_client):
+    study = _judged_study(adaptive_assignment=True, adaptive_goal="top_k", adaptive_k=1)
+    url = reverse("studio:pairs", args=[study.slug])
+    assert "The prediction appears after" in admin_client.get(url).content.decode()
+    design_refresh(study=study, data=study_data_load(study), params=params_resolve("default"))
+    plan = DesignStatus.objects.get(study=study).goal_plan
+    html = admin_client.get(url).content.decode()
+    assert "The top k systems" in html and "(k = 1)" in html
+    assert f"<strong>{plan['uniform']} judgments</strong>" in html
+    assert f"<strong>{plan['adaptive']}</strong> with adaptive assignment" in html
