@@ -111,6 +111,29 @@ class Study(models.Model):
         help_text="Offer raters the pairs whose judgments shrink the leaderboard's uncertainty "
         "most (updated at each refit), instead of the least-judged pair.",
     )
+    # What adaptive assignment aims for (ranking.goals): the pairs whose order the admin wants
+    # to learn first; the planner predicts the judgments each design needs for it.
+    adaptive_goal = models.CharField(
+        max_length=8,
+        choices=[
+            ("best", "The best system"),
+            ("top_k", "The top k systems"),
+            ("anchor", "Each system against an anchor"),
+            ("order", "The whole order"),
+        ],
+        default="order",
+        help_text="What adaptive assignment aims to learn: the best system, the top k (as a "
+        "set), each system's side of an anchor system, or the whole order of the board.",
+    )
+    adaptive_k = models.PositiveSmallIntegerField(
+        default=3, help_text="For the top-k goal: how many systems make the top."
+    )
+    adaptive_anchor = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="For the anchor goal: the system every other is compared with (e.g. the best "
+        "human writer, or the model in production). Blank: the leaderboard's anchor.",
+    )
 
     # LLM judges judge each pair in both orders; the leaderboard counts both games, or only
     # consistent verdicts (a pair whose two orders disagree counts as one tie).
@@ -205,6 +228,13 @@ class Study(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(human_majority_min__gte=1), name="study_majority_min_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(adaptive_goal__in=["best", "top_k", "anchor", "order"]),
+                name="study_adaptive_goal_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(adaptive_k__gte=1), name="study_adaptive_k_positive"
             ),
         ]
 

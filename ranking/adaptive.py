@@ -224,6 +224,7 @@ def optimal_design(
     criterion: str = "neighbours",
     verdict_weight: float = 1.0,
     iterations: int = 500,
+    contrasts: np.ndarray | None = None,
 ) -> np.ndarray:
     """The best fixed design if ``theta`` were the true strengths: the share of judgments on each
     system pair (symmetric, the upper triangle sums to 1) that minimises the summed variance of
@@ -232,7 +233,8 @@ def optimal_design(
     Titterington and Torsney (1978), which converges for this convex criterion.
 
     A benchmark reads it as the bound no assignment rule can beat: a rule that must estimate
-    the strengths as it goes does worse.
+    the strengths as it goes does worse. ``contrasts`` (K x P) replaces the criterion's own
+    (`ranking.goals` passes a goal's pairs scaled by their gaps).
     """
     theta = np.asarray(theta, dtype=float)
     k = len(theta)
@@ -241,7 +243,7 @@ def optimal_design(
     d[np.arange(len(upper[0])), upper[0]] = 1.0
     d[np.arange(len(upper[0])), upper[1]] = -1.0
     w = comparison_information(theta, verdict_weight)[upper]
-    m = _contrasts(theta, criterion)
+    m = _contrasts(theta, criterion) if contrasts is None else np.asarray(contrasts, float)
     share = np.full(len(w), 1.0 / len(w))
     centre = np.ones((k, k)) / k
     for _ in range(iterations):

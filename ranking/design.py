@@ -2,9 +2,10 @@
 
 Runs after the boards are fitted (`ranking.services.snapshot_refit_study`), on the human
 board's verdicts: human raters are the ones the assignment engine serves. A quick Fisher fit
-(no bootstrap) gives the log-strengths; `ranking.adaptive` does the maths; this module loads and
-stores: `DesignStatus` (what the studio's pairs page shows) and, for a study with adaptive
-assignment on, one `annotation.PairPriority` row per pair (what the claim reads).
+(no bootstrap) gives the log-strengths; `ranking.adaptive` and `ranking.goals` do the maths;
+this module loads and stores: `DesignStatus` (what the studio's pairs page shows) and, for a
+study with adaptive assignment on, one `annotation.PairPriority` row per pair (what the claim
+reads), weighted for the study's goal (`Study.adaptive_goal`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from django.utils import timezone
 from annotation.models import Pair, PairPriority
 from completions.models import Study
 
-from . import adaptive, board, bradley_terry
+from . import adaptive, board, bradley_terry, goals
 from .models import DesignStatus
 
 #: Judgments planned ahead at each refit: the study's open places, within these bounds.
@@ -39,12 +40,61 @@ def design_refresh(*, study: Study, data: Any, params: dict[str, Any]) -> Design
     open_places = _open_places(study)
     status = _status_store(study, systems, theta, counts, weight, params, len(judgments))
     status.judgments_open = open_places
-    status.save(update_fields=["judgments_open"])
+    status.goal_plan = _goal_plan(study, systems, theta, counts, weight, comparisons, params)
+    status.save(update_fields=["judgments_open", "goal_plan"])
     if study.adaptive_assignment and systems:
         batch = int(np.clip(open_places, BATCH_MIN, BATCH_MAX))
-        weights = adaptive.pair_weights(theta, counts, batch=batch, verdict_weight=weight)
+        goal = study_goal(study, systems)
+        weights = goals.goal_pair_weights(
+            theta, counts, goal, batch=batch, alpha=params["alpha"], verdict_weight=weight
+        )
         priorities_write(study=study, systems=systems, weights=weights)
     return status
+
+
+def _goal_plan(
+    study: Study,
+    systems: list[str],
+    theta: np.ndarray,
+    counts: np.ndarray,
+    weight: float,
+    comparisons: Any,
+    params: dict[str, Any],
+) -> dict[str, Any]:
+    """The planner for the study's goal at the latest human board: judgments the uniform and
+    the adaptive design need in all, and whether the goal is reached already."""
+    if len(systems) < 2 or not counts.any():
+        return {}
+    goal = study_goal(study, systems)
+    ties = float((comparisons["winner"] == "tie").mean()) if len(comparisons) else 0.0
+    plan = goals.goal_plan(theta, goal, alpha=params["alpha"], verdict_weight=weight, tie_rate=ties)
+    cov = adaptive.covariance(counts, adaptive.comparison_information(theta, weight), prior=1e-6)
+    reached = goals.goal_status(theta, cov, goal, alpha=params["alpha"]).reached
+    return {
+        "goal": goal.kind,
+        "k": goal.top() if goal.kind in ("best", "top_k") else None,
+        "anchor": systems[goal.anchor] if goal.anchor is not None else None,
+        "uniform": plan.uniform,
+        "adaptive": plan.adaptive,
+        "saving": None if plan.saving is None else round(plan.saving, 3),
+        "tie_rate": round(ties, 3),
+        "reached": reached,
+        "judged": int(counts.sum() // 2),
+    }
+
+
+def study_goal(study: Study, systems: list[str]) -> goals.Goal:
+    """The study's adaptive goal over ``systems`` (the board's order). An anchor goal whose
+    anchor is not on the board (none set, or taken off) serves the whole order instead."""
+    kind = study.adaptive_goal
+    if kind == "top_k":
+        return goals.Goal("top_k", k=max(1, min(study.adaptive_k, len(systems) - 1)))
+    if kind == "anchor":
+        anchor = study.adaptive_anchor or study.leaderboard_anchor
+        if anchor in systems:
+            return goals.Goal("anchor", anchor=systems.index(anchor))
+        return goals.Goal("order")
+    return goals.Goal(kind)
 
 
 def _fit_inputs(comparisons: Any, systems: list[str]) -> tuple[np.ndarray, np.ndarray, float]:

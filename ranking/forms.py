@@ -32,3 +32,22 @@ class LeaderboardFilterForm(forms.Form):
             "subset": self.cleaned_data.get("subset") or SubsetFilter.ALL,
             "preset": self.cleaned_data.get("preset") or Preset.DEFAULT,
         }
+
+
+class BoardSystemForm(forms.Form):
+    """Take a system off the board (a reason is required) or put it back."""
+
+    system = forms.ChoiceField(label="System")
+    reason = forms.CharField(
+        label="Reason",
+        max_length=2000,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Kept in the board's record and the release bundle, with the date.",
+    )
+
+    def __init__(self, *args, systems: list[str], **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        field = self.fields["system"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [(name, name) for name in systems]

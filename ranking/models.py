@@ -141,6 +141,61 @@ class DesignStatus(models.Model):
     judgments_open = models.PositiveIntegerField(
         default=0, help_text="Judgments the study's pairs can still take (their quotas)."
     )
+    # The planner for the study's adaptive goal (ranking.goals.goal_plan at the latest board):
+    # {"goal", "k", "anchor", "uniform", "adaptive", "saving", "tie_rate", "reached"}.
+    goal_plan = models.JSONField(default=dict, blank=True)
 
     def __str__(self) -> str:
         return f"design status of {self.study_id} at {self.computed_at:%Y-%m-%d %H:%M}"
+
+
+class BoardEventKind(models.TextChoices):
+    SYSTEM_ADDED = "system_added", "System added"
+    SYSTEM_REMOVED = "system_removed", "System taken off the board"
+    SYSTEM_RESTORED = "system_restored", "System back on the board"
+    POLICY_CHANGED = "policy_changed", "Sampling policy changed"
+
+
+class BoardEvent(models.Model):
+    """One dated entry in a study board's record (ranking.record): a system first judged, taken
+    off the board (with the admin's reason), put back, or the sampling policy changed.
+
+    Systems are never deleted from the record: a system taken off keeps its judgments and its
+    rows in the older snapshots; the boards fitted after the event leave it out.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="board_events")
+    kind = models.CharField(max_length=16, choices=BoardEventKind.choices)
+    # The system's name, kept as text so the record outlives any change to the system's row.
+    system = models.CharField(max_length=200, blank=True)
+    reason = models.TextField(blank=True)
+    # The sampling policy in force after a policy change ({"policy", "goal", "k", "anchor"}).
+    detail = models.JSONField(default=dict, blank=True)
+    at = models.DateTimeField()
+    by = models.CharField(max_length=150, blank=True, help_text="Username of the study admin.")
+
+    class Meta:
+        ordering = ["at", "id"]
+        indexes = [models.Index(fields=["study", "at"], name="boardevent_study_at")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=BoardEventKind.values), name="boardevent_kind_valid"
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind="system_removed") | ~Q(reason=""),
+                name="boardevent_removal_has_reason",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind="policy_changed") | ~Q(system=""),
+                name="boardevent_system_named",
+            ),
+            # A system is added to the record once (two refits syncing at once store one).
+            models.UniqueConstraint(
+                fields=["study", "system"],
+                condition=Q(kind="system_added"),
+                name="boardevent_added_once",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study_id} {self.kind} {self.system} at {self.at:%Y-%m-%d %H:%M}"

@@ -29,7 +29,7 @@ from completions.models import Completion, DialogueContext, Study, System
 from labelling.models import CompletionLabels
 from labelling.selectors import label_state
 
-from .models import LeaderboardSnapshot, RefitJob
+from .models import BoardEvent, BoardEventKind, LeaderboardSnapshot, RefitJob
 
 if TYPE_CHECKING:  # pandas loads with the frames (the fits, in workers), not with the pages
     import pandas as pd
@@ -280,6 +280,21 @@ def judgments_state(study: Study) -> dict[str, Any]:
     }
 
 
+_ON_OFF = (BoardEventKind.SYSTEM_REMOVED, BoardEventKind.SYSTEM_RESTORED)
+
+
+def off_board(study: Study) -> list[str]:
+    """Names of the systems currently taken off the board (their latest on/off event)."""
+    latest: dict[str, str] = {}
+    for system, kind in (
+        BoardEvent.objects.filter(study=study, kind__in=_ON_OFF)
+        .order_by("at", "id")
+        .values_list("system", "kind")
+    ):
+        latest[system] = kind
+    return sorted(name for name, kind in latest.items() if kind == BoardEventKind.SYSTEM_REMOVED)
+
+
 def analysis_settings(study: Study) -> dict[str, Any]:
     return {
         "human_majority_min": study.human_majority_min,
@@ -288,6 +303,8 @@ def analysis_settings(study: Study) -> dict[str, Any]:
         "family_aliases": dict(sorted((study.family_aliases or {}).items())),
         "style_features": list(study.style_features or []),
         "rater_weights": study.rater_weights,
+        # A system taken off the board changes what is counted (ranking.record).
+        "off_board": off_board(study),
     }
 
 

@@ -7,6 +7,7 @@ from core.roles import role
 
 from . import views
 from .views import cohorts as cohort_views
+from .views import record as record_views
 from .views import strategies as strategy_views
 
 app_name = "ranking"
@@ -33,6 +34,16 @@ urlpatterns = [
     path("<slug:slug>/leaderboard/table/<str:name>.csv", views.leaderboard_table, name="table"),
     path("<slug:slug>/leaderboard/refit/", views.leaderboard_refit, name="refit"),
     path("<slug:slug>/leaderboard/history/", views.leaderboard_history, name="history"),
+    path(
+        "<slug:slug>/leaderboard/history/take-off/",
+        record_views.system_take_off,
+        name="system-take-off",
+    ),
+    path(
+        "<slug:slug>/leaderboard/history/put-back/",
+        record_views.system_put_back,
+        name="system-put-back",
+    ),
     path("<slug:slug>/strategies/", strategy_views.strategies_page, name="strategies"),
     path(
         "<slug:slug>/strategies/analysis.json",

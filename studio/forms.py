@@ -39,7 +39,15 @@ GROUPS = {
     # Who the raters and writers are (completions.cohorts): one entry link per cohort.
     "Cohorts": ["cohort_labels", "cohort_parameter"],
     "Quality control": ["quality_check_rate"],
-    "Pair design": ["pair_design", "pairs_per_context", "pair_seed", "adaptive_assignment"],
+    "Pair design": [
+        "pair_design",
+        "pairs_per_context",
+        "pair_seed",
+        "adaptive_assignment",
+        "adaptive_goal",
+        "adaptive_k",
+        "adaptive_anchor",
+    ],
     # The leaderboard's verdict rule and scale (docs/ranking.md).
     "Analysis": [
         "llm_games",
@@ -107,6 +115,8 @@ class StudyForm(forms.ModelForm):
             "human_weight_share",
             "rater_weights",
             "target_separability",
+            "adaptive_goal",
+            "adaptive_k",
         ):
             self.fields[name].required = False
         if self.instance.pk:
@@ -169,7 +179,21 @@ class StudyForm(forms.ModelForm):
         return self.cleaned_data.get("llm_games") or "both"
 
     def clean_leaderboard_anchor(self) -> str:
-        anchor = (self.cleaned_data.get("leaderboard_anchor") or "").strip()
+        return self._system_name("leaderboard_anchor")
+
+    def clean_adaptive_anchor(self) -> str:
+        return self._system_name("adaptive_anchor")
+
+    def clean_adaptive_goal(self) -> str:
+        return self.cleaned_data.get("adaptive_goal") or "order"
+
+    def clean_adaptive_k(self) -> int:
+        k = self.cleaned_data.get("adaptive_k")
+        return Study._meta.get_field("adaptive_k").default if k is None else k
+
+    def _system_name(self, field: str) -> str:
+        """A system of this study named in ``field``, or blank."""
+        anchor = (self.cleaned_data.get(field) or "").strip()
         if not anchor:
             return ""
         names = (

@@ -11,6 +11,7 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from django.contrib import messages
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -25,6 +26,7 @@ from completions.csv_safe import safe_row
 from completions.models import Study, StudyStatus
 from completions.selectors.cohorts import cohort_rows
 from core.roles import role
+from ranking.record import policy_record
 from ranking.selectors import snapshot_latest
 from studio.formats import schema_text
 from studio.material_formats import EXAMPLES, Detection
@@ -70,7 +72,9 @@ def home(request: HttpRequest) -> HttpResponse:
 def study_new(request: HttpRequest) -> HttpResponse:
     form = StudyForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        study = form.save()
+        with transaction.atomic():
+            study = form.save()
+            policy_record(study=study, by=request.user.get_username())
         messages.success(
             request,
             f"Study {study.name} created as a draft: it opens to raters once it has pairs. "
@@ -86,7 +90,9 @@ def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
     form = StudyEditForm(request.POST or None, instance=study)
     if request.method == "POST" and form.is_valid():
-        form.save()
+        with transaction.atomic():
+            form.save()
+            policy_record(study=study, by=request.user.get_username())  # the board's record
         messages.success(request, "Settings saved.")
         return redirect("studio:overview", slug=study.slug)
     return render(request, "studio/study_form.html", {"form": form, "study": study})

@@ -134,10 +134,15 @@ def study_data_load(study: Study, *, state: dict[str, Any] | None = None) -> Stu
     rule = verdict_rule(study)
     raw = selectors.judgments_frame(study)
     raw["cluster"] = raw["context"].map(selectors.context_clusters(study))
+    systems = selectors.systems_frame(study)
+    gone = selectors.off_board(study)
+    if gone:  # systems taken off the board: on record, out of the boards fitted from now on
+        raw = raw[~(raw["system_a"].isin(gone) | raw["system_b"].isin(gone))]
+        systems = systems[~systems.index.isin(gone)]
     return StudyData(
         judgments=verdicts.counted(raw, rule),
         raw=raw,
-        systems=selectors.systems_frame(study),
+        systems=systems,
         completions=selectors.completions_frame(study, label_set=source.label_set),
         n_excluded_raters=state["excluded"][0],
         state=state,
@@ -413,6 +418,11 @@ def snapshot_create(
         agreement if agreement is not None else agreement_compute(study, data=data, subset=subset)
     )
     judgments = data.select(judges=judges, subset=subset)
+    from ..record import sampling_section
+
+    result["sampling"] = json_safe(
+        sampling_section(judgments, study, [str(name) for name in data.systems.index])
+    )
     fields = {
         "trigger": trigger,
         "created_at": timezone.now(),
@@ -454,7 +464,10 @@ def snapshot_refit_study(
     """Refit a study's boards (default: human, LLM and all judges, all contexts, the default
     preset) from one load, agreement computed once per context subset. Unchanged inputs
     store nothing new."""
+    from ..record import systems_added_sync
+
     study = Study.objects.get(pk=study_id)
+    systems_added_sync(study)
     data = study_data_load(study)
     agreements: dict[str, dict[str, Any]] = {}
     snapshots = []

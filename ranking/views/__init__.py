@@ -142,9 +142,12 @@ def leaderboard_refit(request: HttpRequest, slug: str) -> HttpResponse:
 @study_admin_required
 def leaderboard_history(request: HttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
+    from ..record import board_history
+
     context = {
         "study": study,
         "snapshots": selectors.snapshot_history(study),
         "refit_jobs": selectors.refit_jobs_recent(study),
+        "record": board_history(study, snapshots=0),
     }
     return render(request, "ranking/history.html", context)

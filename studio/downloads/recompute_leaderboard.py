@@ -10,7 +10,9 @@ or one consistent verdict; on the all-judges board humans and LLM judges weighed
 each verdict weighs by its strength as the recorded parameters say, ties as they say. The
 interval is the recorded one: the bootstrap resamples the source conversations clusters.json
 names, with the recorded seed and rounds. A system with fewer comparisons than the recorded
-minimum (or no finite estimate) has no Elo in leaderboard.json and none here.
+minimum (or no finite estimate) has no Elo in leaderboard.json and none here. A system taken
+off the board (leaderboard.json's "off_board"; board_history.json says when and why) keeps its
+judgments in judgments.jsonl and is left out here as on the board.
 With --check, the Elo of every system must match leaderboard.json, and every interval bound
 within 0.1 Elo plus four times its stated Monte Carlo error (exit 1 otherwise).
 """
@@ -32,12 +34,16 @@ from ranking import bradley_terry, verdicts  # noqa: E402
 TOLERANCE = 0.1  # leaderboard.json rounds Elo to 0.1
 
 
-def counted_judgments(judges: str) -> pd.DataFrame:
+def counted_judgments(judges: str, off_board: list[str] | None = None) -> pd.DataFrame:
+    """``off_board``: systems taken off the board (board_history.json says when and why):
+    their judgments stay in judgments.jsonl and are left out of the board."""
     with open(HERE / "judgments.jsonl", encoding="utf-8") as fh:
         frame = pd.DataFrame([json.loads(line) for line in fh if line.strip()])
     if frame.empty:
         return frame
     keep = ~frame["quality_check"].astype(bool) & ~frame["excluded"].astype(bool)
+    if off_board:
+        keep &= ~(frame["system_a"].isin(off_board) | frame["system_b"].isin(off_board))
     if judges != "all":
         keep &= frame["judge_kind"] == judges
     return frame[keep]
@@ -50,9 +56,9 @@ def clusters() -> dict:
     return json.loads(path.read_text(encoding="utf-8"))["clusters"]
 
 
-def leaderboard(judges: str, params: dict) -> pd.DataFrame:
+def leaderboard(judges: str, params: dict, off_board: list[str] | None = None) -> pd.DataFrame:
     rule = verdicts.VerdictRule.from_dict(params.get("verdicts"))
-    judgments = counted_judgments(judges)
+    judgments = counted_judgments(judges, off_board)
     # A pair is its context and its two systems (the export's canonical orientation).
     judgments = judgments.assign(
         item=judgments["context_id"]
@@ -138,7 +144,7 @@ def main() -> int:
         if board.get("too_few"):
             print("  too few judgments for this board: the release shows no Elo")
             continue
-        table = leaderboard(judges, board["params"])
+        table = leaderboard(judges, board["params"], board.get("off_board"))
         print(f"{'system':30} {'elo':>8} {'released':>9} {'interval':>21} {'released':>21}")
         for system, row in table.sort_values("elo", ascending=False).iterrows():
             mismatches += compare(str(system), row, rows.get(str(system)))

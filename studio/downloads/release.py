@@ -4,11 +4,13 @@ Contents: contexts, completions and judgments (JSON Lines, the contract formats;
 pseudonyms; writer texts and rationales that the personal-data screen holds are null there),
 the LLM judges' prompt hashes and raw replies, the prompts with their versions and the LLM runs
 (endpoints, models, parameters, tokens, cost), the rubric (paper Table 2) and the strategy
-taxonomy, the study settings, the leaderboard and agreement as the platform computed them, a
-datasheet, `recompute_leaderboard.py` with the project's `ranking/bradley_terry.py` (and the
-bootstrap and verdict-rule modules it uses) beside it (so the bundle alone recomputes the Elo
-and the live board's bootstrap intervals, from `clusters.json`'s source conversations),
-and `SHA256SUMS` over every other file
+taxonomy, the study settings, the leaderboard and agreement as the platform computed them, the
+board's record (`board_history.json`: snapshots with their sampling policy and each system's
+share of judgments, and the dated events: systems added, taken off with a reason, put back,
+the sampling policy changed), a datasheet, `recompute_leaderboard.py` with the project's
+`ranking/bradley_terry.py` (and the bootstrap and verdict-rule modules it uses) beside it
+(so the bundle alone recomputes the Elo and the live board's bootstrap intervals, from
+`clusters.json`'s source conversations), and `SHA256SUMS` over every other file
 (`sha256sum -c SHA256SUMS` works).
 """
 
@@ -34,6 +36,8 @@ from completions.exports import completion_row, completion_values, context_rows
 from completions.models import Study
 from completions.strategies import STRATEGY_NAMES
 from ranking import services
+from ranking.record import board_history
+from ranking.selectors import off_board
 
 from . import datasheet
 from .screening import ScreenSummary, release_screen
@@ -96,6 +100,7 @@ def leaderboards(study: Study) -> dict[str, Any]:
             continue
         result = services.leaderboard_compute(study, judges=judges, data=data)
         out[judges] = {k: result.get(k) for k in RELEASE_KEYS}
+        out[judges]["off_board"] = off_board(study)
     return out
 
 
@@ -245,6 +250,7 @@ def _files(
         ("leaderboard.json", _json(leaderboards(study))),
         ("clusters.json", _json(clusters(study))),
         ("agreement.json", _json(services.agreement_compute(study))),
+        ("board_history.json", _json(board_history(study))),
         (SCRIPT, [(Path(__file__).parent / "recompute_leaderboard.py").read_bytes()]),
         ("ranking/__init__.py", [b'"""The HEART studio ranking maths, as released."""\n']),
         *[(name, [(base / name).read_bytes()]) for name in RANKING_FILES[1:]],

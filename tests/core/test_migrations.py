@@ -69,7 +69,9 @@ AFTER_SQUASH = {
     # raters and writers share completions.Participant; quality checks can be retired
     "annotation": ["0002_participant", "0003_quality_check_retired"],
     "writing": ["0002_participant"],
-    "completions": ["0002_study_rater_weights_target"],  # rater weights and the study's target
+    # rater weights and the study's target; the adaptive goal
+    "completions": ["0002_study_rater_weights_target", "0003_study_adaptive_goal"],
+    "ranking": ["0002_board_event_goal_plan"],  # the board's record, the goal planner
 }
 
 

@@ -190,9 +190,12 @@ def test_history_lists_snapshots_with_counts_and_top_systems(admin_client, built
 
     services.snapshot_refit_study(study_id=built.study.pk, trigger="nightly")
     html = admin_client.get(reverse("ranking:history", args=["known"])).content.decode()
-    assert html.count("<tr>") == 1 + 3
-    assert "nightly" in html
-    assert f"{X} (" in html
+    record, snapshots = html.split("Stored snapshots")
+    assert snapshots.count("<tr>") == 1 + 3
+    assert "nightly" in snapshots
+    assert f"{X} (" in snapshots
+    assert "uniform" in snapshots  # each snapshot's sampling policy
+    assert record.count("system_added") == 2  # the record: both systems, each once
 
 
 def test_the_page_reads_a_current_snapshot_instead_of_refitting(admin_client, built):

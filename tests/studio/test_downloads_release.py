@@ -285,6 +285,30 @@ def test_verify_release_passes_a_good_bundle_and_fails_a_tampered_one(tmp_path):
     assert not ok and "Elo recomputes: NO" in "\n".join(lines)
 
 
+def test_a_system_taken_off_the_board_is_in_the_bundles_record_and_the_elo_still_recomputes(
+    tmp_path,
+):
+    from ranking.record import system_take_off
+
+    study = _build(tmp_path)
+    system_take_off(study=study, system="model-c", reason="withdrawn by its maker", by="boss")
+    path = tmp_path / "release.zip"
+    call_command("release", "--study", study.slug, "-o", str(path))
+    ok, lines = release_verify(path)
+    assert ok, lines
+    with zipfile.ZipFile(path) as bundle:
+        folder = f"{study.slug}-release/"
+        history = json.loads(bundle.read(folder + "board_history.json"))
+        board = json.loads(bundle.read(folder + "leaderboard.json"))
+        judgments = bundle.read(folder + "judgments.jsonl").decode()
+    removed = [e for e in history["events"] if e["kind"] == "system_removed"]
+    assert removed[0]["system"] == "model-c" and removed[0]["reason"] == "withdrawn by its maker"
+    assert removed[0]["at"] and {"system": "model-c", "on_board": False} in history["systems"]
+    assert board["human"]["off_board"] == ["model-c"]
+    assert "model-c" not in {row["system"] for row in board["human"]["systems"]}
+    assert '"model-c"' in judgments  # its judgments stay in the release
+
+
 def _rehash(src_path, dst_path) -> None:
     import hashlib
 

@@ -1,0 +1,212 @@
+"""The board's record: every system ever judged stays on it, and what changed the board is a
+dated event (`BoardEvent`): a system first judged, taken off the board with a reason, put back,
+the sampling policy changed.
+
+A system taken off keeps its judgments (exports and the release bundle carry them); the boards
+fitted after the event leave its judgments out (`off_board`, read by
+`ranking.services.study_data_load`). Each snapshot states the sampling policy in force and each
+system's share of the judgments (`sampling_section`); `board_history` puts snapshots and events
+on one dated list (the history page, the `board_history` command, the release bundle).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Min
+from django.utils import timezone
+
+from annotation.models import Judgment
+from completions.models import Study, System
+
+from .models import BoardEvent, BoardEventKind, LeaderboardSnapshot
+from .selectors import off_board
+
+
+def sampling_policy(study: Study) -> dict[str, Any]:
+    """The study's sampling policy as the record states it: uniform, or adaptive with its goal
+    (``k`` for top k, ``anchor`` for the anchor goal)."""
+    if not study.adaptive_assignment:
+        return {"policy": "uniform"}
+    policy: dict[str, Any] = {"policy": "adaptive", "goal": study.adaptive_goal}
+    if study.adaptive_goal == "top_k":
+        policy["k"] = study.adaptive_k
+    if study.adaptive_goal == "anchor":
+        policy["anchor"] = study.adaptive_anchor or study.leaderboard_anchor or None
+    return policy
+
+
+def _system_check(study: Study, name: str) -> None:
+    if not System.objects.filter(study=study, name=name).exists():
+        raise ValueError(f"the study has no system called {name!r}")
+
+
+@transaction.atomic
+def system_take_off(*, study: Study, system: str, reason: str, by: str = "") -> BoardEvent:
+    """Take ``system`` off the board from now on, with the admin's reason (required)."""
+    reason = reason.strip()
+    if not reason:
+        raise ValueError("say why the system is taken off the board")
+    _system_check(study, system)
+    Study.objects.select_for_update().filter(pk=study.pk).first()  # one change at a time
+    if system in off_board(study):
+        raise ValueError(f"{system} is already off the board")
+    return BoardEvent.objects.create(
+        study=study,
+        kind=BoardEventKind.SYSTEM_REMOVED,
+        system=system,
+        reason=reason,
+        at=timezone.now(),
+        by=by,
+    )
+
+
+@transaction.atomic
+def system_put_back(*, study: Study, system: str, reason: str = "", by: str = "") -> BoardEvent:
+    """Put a system taken off back on the board."""
+    _system_check(study, system)
+    Study.objects.select_for_update().filter(pk=study.pk).first()
+    if system not in off_board(study):
+        raise ValueError(f"{system} is on the board")
+    return BoardEvent.objects.create(
+        study=study,
+        kind=BoardEventKind.SYSTEM_RESTORED,
+        system=system,
+        reason=reason.strip(),
+        at=timezone.now(),
+        by=by,
+    )
+
+
+def policy_record(*, study: Study, by: str = "") -> BoardEvent | None:
+    """Record the study's sampling policy when it differs from the last one recorded (call
+    after the study's settings are saved). The first record of a study is its policy then."""
+    policy = sampling_policy(study)
+    last = (
+        BoardEvent.objects.filter(study=study, kind=BoardEventKind.POLICY_CHANGED)
+        .order_by("-at", "-id")
+        .first()
+    )
+    if last is not None and last.detail == policy:
+        return None
+    if last is None and policy == {"policy": "uniform"}:
+        return None  # the default since the study began: nothing changed
+    return BoardEvent.objects.create(
+        study=study, kind=BoardEventKind.POLICY_CHANGED, detail=policy, at=timezone.now(), by=by
+    )
+
+
+def systems_added_sync(study: Study) -> int:
+    """A "system added" event, dated at its first judgment, for every system judged that has
+    none yet (run at each refit and before the record is read). Returns how many."""
+    recorded = set(
+        BoardEvent.objects.filter(study=study, kind=BoardEventKind.SYSTEM_ADDED).values_list(
+            "system", flat=True
+        )
+    )
+    first: dict[str, Any] = {}
+    for side in ("a", "b"):
+        rows = (
+            Judgment.objects.filter(study=study, pair__isnull=False, quality_check=False)
+            .values_list(f"pair__completion_{side}__system__name")
+            .annotate(first=Min("submitted_at"))
+        )
+        for name, at in rows:
+            if name in recorded:
+                continue
+            known = [t for t in (first.get(name), at) if t is not None]
+            first[name] = min(known) if known else None
+    # A judgment imported without its time leaves the first one unknown: the event is dated
+    # when the record found the system, and says so.
+    now = timezone.now()
+    BoardEvent.objects.bulk_create(
+        [
+            BoardEvent(
+                study=study,
+                kind=BoardEventKind.SYSTEM_ADDED,
+                system=name,
+                at=at or now,
+                detail={} if at else {"first_judged": None},
+            )
+            for name, at in sorted(first.items())
+        ],
+        ignore_conflicts=True,
+    )
+    return len(first)
+
+
+def sampling_section(judgments: Any, study: Study, systems: list[str]) -> dict[str, Any]:
+    """What a snapshot states about how its judgments were gathered: the policy in force when
+    it was fitted, each system's share of the board's judgments (the share of judgments it
+    appears in: the shares sum to 2), and the systems off the board then."""
+    n = len(judgments)
+    shares = {name: 0.0 for name in systems}
+    if n:
+        counts = (
+            judgments["system_a"]
+            .astype(str)
+            .value_counts()
+            .add(judgments["system_b"].astype(str).value_counts(), fill_value=0)
+        )
+        shares.update({str(name): round(float(c) / n, 4) for name, c in counts.items()})
+    return {
+        "policy": sampling_policy(study),
+        "shares": dict(sorted(shares.items(), key=lambda item: -item[1])),
+        "off_board": off_board(study),
+    }
+
+
+def _event_row(event: BoardEvent) -> dict[str, Any]:
+    row: dict[str, Any] = {"at": event.at.isoformat(), "kind": event.kind}
+    if event.system:
+        row["system"] = event.system
+    if event.reason:
+        row["reason"] = event.reason
+    if event.kind == BoardEventKind.POLICY_CHANGED:
+        row["policy"] = event.detail
+    elif event.detail:
+        row.update(event.detail)
+    if event.by:
+        row["by"] = event.by
+    return row
+
+
+def _snapshot_row(snapshot: LeaderboardSnapshot) -> dict[str, Any]:
+    sampling = snapshot.result.get("sampling") or {}
+    return {
+        "at": snapshot.created_at.isoformat(),
+        "id": snapshot.pk,
+        "judges": snapshot.judges,
+        "subset": snapshot.subset,
+        "preset": snapshot.preset,
+        "trigger": snapshot.trigger,
+        "n_judgments": snapshot.n_judgments,
+        "systems": [
+            {"system": row.get("system"), "elo": row.get("elo")}
+            for row in snapshot.result.get("systems", [])
+        ],
+        "sampling": sampling.get("policy"),
+        "shares": sampling.get("shares"),
+        "off_board": sampling.get("off_board", []),
+    }
+
+
+def board_history(study: Study, *, snapshots: int = 500) -> dict[str, Any]:
+    """The study board's record, oldest first: its snapshots (each with its sampling policy
+    and shares) and its events; ``systems``: every system ever judged, with whether it is on
+    the board now."""
+    systems_added_sync(study)
+    events = list(BoardEvent.objects.filter(study=study).order_by("at", "id"))
+    stored = list(
+        LeaderboardSnapshot.objects.filter(study=study).order_by("-created_at", "-id")[:snapshots]
+    )
+    gone = set(off_board(study))
+    judged = sorted({e.system for e in events if e.kind == BoardEventKind.SYSTEM_ADDED})
+    return {
+        "study": study.slug,
+        "policy": sampling_policy(study),
+        "systems": [{"system": name, "on_board": name not in gone} for name in judged],
+        "events": [_event_row(e) for e in events],
+        "snapshots": [_snapshot_row(s) for s in reversed(stored)],
+    }
