@@ -30,6 +30,7 @@ from labelling.services import sample_create
 from tests.factories import (
     EndpointFactory,
     ImportJobFactory,
+    QualityCheckItemFactory,
     ReleaseHoldFactory,
     RunFactory,
     UnitFactory,
@@ -66,6 +67,9 @@ URL_KWARGS = {
     "care:writer_break": {"invite_token": lambda f: f["writing_settings"].invite_token},
     "care:writer_support": {"invite_token": lambda f: f["writing_settings"].invite_token},
     "care:writer_stop": {"invite_token": lambda f: f["writing_settings"].invite_token},
+    "studio:checks:edit": {"pk": lambda f: f["quality_item"].pk},
+    "studio:checks:preview": {"pk": lambda f: f["quality_item"].pk},
+    "studio:checks:retire": {"pk": lambda f: f["quality_item"].pk},
 }
 # Per URL namespace, for keywords whose value depends on the area (writer links, texts).
 NAMESPACE_KWARGS = {
@@ -187,6 +191,7 @@ def fixture() -> dict:
         "import_job": ImportJobFactory(study=study, kind="contexts", filename="c.jsonl"),
         "llm_run": llm_run,
         "llm_unit": llm_unit,
+        "quality_item": QualityCheckItemFactory(study=study),
         "sample": sample_create(study=study, size=2),
         "release_hold": ReleaseHoldFactory(
             study=study,
