@@ -62,7 +62,6 @@ ATTENTION_REPLIES = (
     "careful read. So this one is a check rather than a real reply: to show you are reading "
     'closely, please choose "{label}" for this item, whatever you think of the other reply.',
 )
-ATTENTION_CHOICES = (5, 2, 4, 1)  # the exact points asked for, in turn (never the middle)
 _WORD = re.compile(r"[a-z']{4,}")
 
 
@@ -217,38 +216,71 @@ def _gold_item(
     )
 
 
-def _attention_items(
-    study: Study, material: _Material, n: int, rng: random.Random
-) -> list[QualityCheckItem]:
-    contexts = rng.sample(material.contexts, len(material.contexts))
-    first = rng.randrange(len(ATTENTION_CHOICES))  # which point the first check asks for
-    items = []
-    for i in range(n):
-        context = contexts[i % len(contexts)]
-        choice = ATTENTION_CHOICES[(first + i) % len(ATTENTION_CHOICES)]
-        instruction_side = "ab"[(i // 2) % 2]  # the instruction sits on either side
-        instruction_longer = i % 2 == 1
-        real = rng.choice(material.replies[context.pk]).text
-        templates = sorted(ATTENTION_REPLIES, key=len, reverse=instruction_longer)
-        instruction = templates[0].format(label=SCALE[choice])
-        for template in templates:  # the first that gives the length asked for
-            candidate = template.format(label=SCALE[choice])
-            if (_words(candidate) > _words(real)) == instruction_longer:
-                instruction = candidate
-                break
+def _attention_plans(n: int, rng: random.Random) -> list[tuple[str, bool, bool, int]]:
+    """(expected side, its reply the longer?, instruction on the expected side?, point) for
+    each attention check. In each pair of checks the asked side and the longer reply differ
+    from one check to the other, so no side or length bot passes both; the strength asked
+    for and the instruction's side vary on their own."""
+    plans: list[tuple[str, bool, bool, int]] = []
+    while len(plans) < n:
+        pairs = [[("a", True), ("b", False)], [("a", False), ("b", True)]]
+        rng.shuffle(pairs)
+        for side, longer in pairs[0] + pairs[1]:
+            strong = rng.random() < 0.5
+            point = (1 if strong else 2) if side == "a" else (5 if strong else 4)
+            plans.append((side, longer, rng.random() < 0.5, point))
+    return plans[:n]
+
+
+def _attention_item(
+    study: Study, context: DialogueContext, real: str, plan: tuple[str, bool, bool, int]
+) -> QualityCheckItem | None:
+    side, longer, on_side, point = plan
+    other = "b" if side == "a" else "a"
+    # The instruction's side is free: the planned one first, else the other one.
+    tries = [(s, t) for s in (on_side, not on_side) for t in ATTENTION_REPLIES]
+    for instruction_on_side, template in tries:
+        instruction_side = side if instruction_on_side else other
+        instruction = template.format(label=SCALE[point])
         text_a, text_b = _stored(instruction_side, instruction, real)
-        items.append(
-            QualityCheckItem(
+        expected_text, other_text = (text_a, text_b) if side == "a" else (text_b, text_a)
+        n_expected, n_other = _words(expected_text), _words(other_text)
+        if n_expected != n_other and (n_expected > n_other) == longer:
+            note = ATTENTION_NOTE.format(own=context.external_id, choice=SCALE[point])
+            return QualityCheckItem(
                 study=study,
                 kind=QualityCheckItem.Kind.ATTENTION,
                 turns=context.turns,
                 text_a=text_a,
                 text_b=text_b,
-                expected="a" if choice < 3 else "b",
-                expected_choice=choice,
-                note=ATTENTION_NOTE.format(own=context.external_id, choice=SCALE[choice])[:300],
+                expected=side,
+                expected_choice=point,
+                note=note[:300],
             )
-        )
+    return None
+
+
+def _attention_items(
+    study: Study, material: _Material, n: int, rng: random.Random
+) -> list[QualityCheckItem]:
+    contexts = rng.sample(material.contexts, len(material.contexts))
+    turn = cycle(contexts)
+    items = []
+    for plan in _attention_plans(n, rng):
+        for _ in range(len(contexts)):  # the first conversation with a reply that fits
+            context = next(turn)
+            replies = rng.sample(material.replies[context.pk], len(material.replies[context.pk]))
+            found = next(
+                (
+                    item
+                    for reply in replies
+                    if (item := _attention_item(study, context, reply.text, plan)) is not None
+                ),
+                None,
+            )
+            if found is not None:
+                items.append(found)
+                break
     return items
 
 

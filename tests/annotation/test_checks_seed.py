@@ -101,10 +101,14 @@ def test_a_study_gets_checks_from_its_own_conversations_with_the_expected_reply_
     assert 0.4 <= sum(longer) / len(longer) <= 0.6
     scores = bots_score(_gate_items(items))
     assert max(s.share for s in scores) <= GOLD_BAR
-    # Attention checks: every point but the middle is asked for; the instruction on both sides.
-    assert {i.expected_choice for i in attention} == {1, 2, 4, 5}
+    # Attention checks: never the middle; the instruction on both sides; the side asked for
+    # and the longer reply balanced, so no bot passes more than about half of them.
+    assert {i.expected for i in attention} == {"a", "b"}
+    assert all(i.expected_choice in (1, 2, 4, 5) for i in attention)
     instruction_sides = {"a" if "please choose" in i.text_a else "b" for i in attention}
     assert instruction_sides == {"a", "b"}
+    stored = [GateItem(i.text_a, i.text_b, i.expected, i.expected_choice) for i in attention]
+    assert max(s.share for s in bots_score(stored)) <= 7 / 13
 
 
 def test_a_study_with_one_conversation_falls_back_to_written_weaker_replies():
