@@ -237,17 +237,18 @@ def rater_time_rows(*, study: Study) -> list[PersonCare]:
                 skips=skips.get(rater.pk, 0),
                 stopped_at=stopped,
                 seconds_worked=worked,
-                outcome=_rater_outcome(care),
+                outcome=_rater_outcome(care, withdrawn=rater.withdrawn_at is not None),
             )
         )
     return rows
 
 
-def _rater_outcome(care: RaterCare | None) -> str:
+def _rater_outcome(care: RaterCare | None, *, withdrawn: bool = False) -> str:
     if care is None:
         return ""
     if care.stopped_at:
-        return f"stopped ({care.stop_outcome})"
+        why = " at the skip limit" if care.skip_limit_at else ""
+        return f"stopped{why} ({care.stop_outcome}){', withdrew' if withdrawn else ''}"
     if care.qualification == RaterCare.Qualification.FAILED:
         return "screened out"
     return ""

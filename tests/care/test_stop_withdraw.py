@@ -10,7 +10,7 @@ from django.urls import reverse
 from annotation.judgment_export import judgments_stream
 from annotation.models import Assignment, Judgment, Pair, Rater
 from annotation.views import STOPPED_NOTICE
-from care.selectors import care_forget, skip_limit
+from care.selectors import care_forget, skip_limit, time_worked_rows
 from ranking.selectors import judgments_queryset, judgments_state
 from tests.factories import CareSettingsFactory
 from tests.factories.annotation import build_study
@@ -108,6 +108,8 @@ def test_a_withdrawn_raters_judgments_leave_every_board_and_export(client):
     after = dict(Pair.objects.filter(study=study).values_list("pk", "n_judgments"))
     assert sum(pairs.values()) - sum(after.values()) == 3
     assert keeper.withdrawn_at is None
+    row = next(r for r in time_worked_rows(study) if r["pseudonym"] == rater.pseudonym)
+    assert row["outcome"] == "stopped (code), withdrew" and row["stopped"]
 
 
 def test_a_rater_who_stopped_may_still_withdraw_from_the_stop_page(client):
@@ -142,6 +144,8 @@ def test_a_rater_who_only_skips_gets_no_more_items_than_the_limit_and_no_code(cl
     done = client.get(f"/r/{study.invite_token}/done/", follow=True).content.decode()
     assert study.completion_code not in done and "completion-code" not in done
     assert rater.care.stop_outcome == "return"
+    row = next(r for r in time_worked_rows(study) if r["pseudonym"] == rater.pseudonym)
+    assert row["outcome"] == "stopped at the skip limit (return)" and row["skips"] == limit
 
 
 def test_a_rater_who_answered_keeps_the_stop_code_at_the_skip_limit(client):
