@@ -85,6 +85,9 @@ class Rater(Participant):
     )
     exclusion_reason = models.CharField(max_length=500, blank=True)
     exclusion_at = models.DateTimeField(null=True, blank=True)
+    # The rater withdrew from the study (where it allows that): their judgments were deleted
+    # then, so they leave every board and export; the rater row stays for payment.
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
 
     class Meta(Participant.Meta):
         pass
@@ -126,6 +129,9 @@ class Assignment(models.Model):
         LEASED = "leased"
         SUBMITTED = "submitted"
         EXPIRED = "expired"
+        # Freed when the rater stopped: others may take the pair, and a later submit of this
+        # item is refused (it is never stored), unlike an expired lease's late answer.
+        RELEASED = "released"
 
     rater = models.ForeignKey(Rater, on_delete=models.CASCADE, related_name="assignments")
     pair = models.ForeignKey(

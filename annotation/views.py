@@ -45,6 +45,7 @@ from .services import (
     LEASE_RAN_OUT,
     PAIR_FULL,
     SCALE,
+    STOPPED,
     AssignmentNotFound,
     ClaimBusy,
     ProlificMismatch,
@@ -74,6 +75,7 @@ REFUSED_NOTICES = {
         "Thank you; here is your next item."
     ),
 }
+STOPPED_NOTICE = "Your session ended when you pressed Stop; this answer was not stored."
 ALREADY_NOTICE = (
     "That item had already been answered (perhaps in another tab, or from an older page); "
     "your first answer is the one kept. Here is your next item."
@@ -276,6 +278,8 @@ def submit(request: HtmxHttpRequest, token: str) -> HttpResponse:
     assignment = access_assignment_for_rater(request, token)
     rater = assignment.rater
     study = rater.study
+    if assignment.status == Assignment.Status.RELEASED:
+        return _stopped_refusal(request, study)
     if kind := _submit_refused(request, rater, assignment):
         if request.htmx:  # the whole page becomes the notice: nothing of the item stays
             return HttpResponseClientRedirect(_rater_url("item", study))
@@ -301,6 +305,8 @@ def submit(request: HtmxHttpRequest, token: str) -> HttpResponse:
         if request.htmx:
             return HttpResponseClientRedirect(_rater_url("item", study))
         return redirect("annotation:item", invite_token=study.invite_token)
+    if result.refusal == STOPPED:  # the rater stopped while this answer was on its way
+        return _stopped_refusal(request, study)
     notice = (
         REFUSED_NOTICES.get(result.refusal, REFUSED_NOTICES[PAIR_FULL]) if result.refused else ""
     )
@@ -314,6 +320,15 @@ def submit(request: HtmxHttpRequest, token: str) -> HttpResponse:
     if following is None:
         return _to_done(request, rater)
     return _render_item(request, rater, following, notice=notice)
+
+
+def _stopped_refusal(request: HtmxHttpRequest, study: Study) -> HttpResponse:
+    """The item was released when the rater stopped: say that the answer was not stored, on
+    the page the rater now belongs on (the item page sends a stopped rater to the stop page)."""
+    messages.warning(request, STOPPED_NOTICE)
+    if request.htmx:
+        return HttpResponseClientRedirect(_rater_url("item", study))
+    return redirect("annotation:item", invite_token=study.invite_token)
 
 
 @require_POST

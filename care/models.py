@@ -56,6 +56,13 @@ class CareSettings(models.Model):
         default=new_completion_code,
         help_text="The completion code for someone who stops early (paid for the time worked).",
     )
+    allow_withdrawal = models.BooleanField(
+        default=False,
+        help_text=(
+            "A rater who stops may also withdraw: their answers are deleted from the study "
+            "(every leaderboard and export); the time they worked is still recorded."
+        ),
+    )
     notes_from_screening = models.BooleanField(
         default=True,
         help_text="Contexts whose screening found distress signals get a content note.",
@@ -145,6 +152,8 @@ class RaterCare(models.Model):
     stop_outcome = models.CharField(max_length=12, choices=Outcome.choices, blank=True)
     # Time worked when they stopped (consent to stop), for payment.
     seconds_worked = models.PositiveIntegerField(null=True, blank=True)
+    # The rater used up the skips a study allows (skip_limit()): their session ended then.
+    skip_limit_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"care of {self.rater}"

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.db.models import Count, Max, Q
 from django.utils import timezone
@@ -81,15 +82,36 @@ def content_notes(*, study: Study) -> dict[int, str]:
     return notes
 
 
+def skip_limit(*, study: Study) -> int:
+    """How many items a rater may skip: the study's items per rater (at least one). The skip
+    that reaches it ends the rater's session, as a stop: so a rater who only skips reads no
+    more conversations than a rater who answers, and gets no code for it."""
+    return max(1, study.items_per_rater)
+
+
+def rater_answers_kept(*, rater: Rater) -> int:
+    """The real items the rater judged that the study keeps (none once they withdrew)."""
+    return rater.judgments.filter(pair__isnull=False).count()
+
+
+def _support_link(line: str) -> tuple[str, str] | None:
+    label, _, url = line.rpartition("|")
+    url, label = url.strip(), label.strip()
+    parts = urlsplit(url)
+    if parts.scheme not in ("https", "http") or "." not in parts.netloc or " " in url:
+        return None
+    return label or url, url
+
+
+def support_link_valid(line: str) -> bool:
+    """Whether a line of the support links reads as 'label | https://address'."""
+    return _support_link(line) is not None
+
+
 def support_links(settings: CareSettings) -> list[tuple[str, str]]:
-    """The 'label | address' lines as (label, address); lines without an https address drop."""
-    links = []
-    for line in settings.support_links.splitlines():
-        label, _, url = line.rpartition("|")
-        url, label = url.strip(), label.strip()
-        if url.startswith(("https://", "http://")):
-            links.append((label or url, url))
-    return links
+    """The 'label | address' lines as (label, address). The settings form refuses malformed
+    lines, so none is lost in silence; one stored before that check is left out here."""
+    return [link for line in settings.support_links.splitlines() if (link := _support_link(line))]
 
 
 # --- Qualification ------------------------------------------------------------------------
@@ -215,17 +237,18 @@ def rater_time_rows(*, study: Study) -> list[PersonCare]:
                 skips=skips.get(rater.pk, 0),
                 stopped_at=stopped,
                 seconds_worked=worked,
-                outcome=_rater_outcome(care),
+                outcome=_rater_outcome(care, withdrawn=rater.withdrawn_at is not None),
             )
         )
     return rows
 
 
-def _rater_outcome(care: RaterCare | None) -> str:
+def _rater_outcome(care: RaterCare | None, *, withdrawn: bool = False) -> str:
     if care is None:
         return ""
     if care.stopped_at:
-        return f"stopped ({care.stop_outcome})"
+        why = " at the skip limit" if care.skip_limit_at else ""
+        return f"stopped{why} ({care.stop_outcome}){', withdrew' if withdrawn else ''}"
     if care.qualification == RaterCare.Qualification.FAILED:
         return "screened out"
     return ""

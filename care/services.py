@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, Rater
 from annotation.quality import _GOLD_TURNS, RUBRIC, RUBRIC_PAIRS, _turns
-from annotation.services import choice_to_verdict, rater_finish
+from annotation.services import choice_to_verdict, rater_finish, rater_withdraw
 from completions.models import DialogueContext, Study
 from writing.models import Writer, Writing
 
@@ -25,7 +25,14 @@ from .models import (
     Skip,
     WriterCare,
 )
-from .selectors import care_forget, care_settings, qualification_step, seconds_worked_until
+from .selectors import (
+    care_forget,
+    care_settings,
+    qualification_step,
+    rater_answers_kept,
+    seconds_worked_until,
+    skip_limit,
+)
 
 Qualification = RaterCare.Qualification
 
@@ -108,14 +115,18 @@ def assignment_skip(*, assignment: Assignment, reason: str = "") -> Skip:
     if changed != 1:
         raise NothingToSkip(assignment.token)
     pair = assignment.pair if assignment.pair_id else None
-    return Skip.objects.create(
-        study_id=assignment.rater.study_id,
+    rater = assignment.rater
+    skip = Skip.objects.create(
+        study_id=rater.study_id,
         context_id=pair.context_id if pair else None,
-        rater=assignment.rater,
+        rater=rater,
         assignment=assignment,
         pair=pair,
         reason=reason.strip()[:500],
     )
+    if Skip.objects.filter(rater=rater).count() >= skip_limit(study=rater.study):
+        rater_stop(rater=rater, by_skip_limit=True)
+    return skip
 
 
 @transaction.atomic
@@ -137,20 +148,47 @@ def writing_skip(*, writing: Writing, reason: str = "") -> Skip:
 
 
 @transaction.atomic
-def rater_stop(*, rater: Rater, now: datetime | None = None) -> RaterCare:
-    """The rater stops now: their open item goes back to the pool and the time worked (from
-    consent to now) is recorded once, with the study's outcome for stopping."""
+def rater_stop(
+    *, rater: Rater, now: datetime | None = None, by_skip_limit: bool = False
+) -> RaterCare:
+    """The rater stops now: their open item is released (back to the pool for others; an
+    answer to it sent later is refused, never stored) and the time worked (from consent to
+    now) is recorded once, with the study's outcome for stopping.
+
+    `by_skip_limit`: the rater used up the skips the study allows. Then a rater who judged
+    nothing gets no code at all (they are asked to return the study): skipping alone is no
+    work to pay as complete."""
     now = now or timezone.now()
     care, _ = RaterCare.objects.select_for_update().get_or_create(rater=rater)
     if care.stopped_at is None:
         Assignment.objects.filter(rater=rater, status=Assignment.Status.LEASED).update(
-            status=Assignment.Status.EXPIRED, lease_expires_at=now
+            status=Assignment.Status.RELEASED, lease_expires_at=now
         )
         care.stopped_at = now
         care.stop_outcome = care_settings(study=rater.study).stop_outcome
+        if by_skip_limit:
+            care.skip_limit_at = now
+            if rater_answers_kept(rater=rater) == 0:
+                care.stop_outcome = Outcome.RETURN
         care.seconds_worked = seconds_worked_until(start=rater.consented_at, now=now)
-        care.save(update_fields=["stopped_at", "stop_outcome", "seconds_worked"])
+        care.save(update_fields=["stopped_at", "stop_outcome", "seconds_worked", "skip_limit_at"])
         rater_finish(rater=rater)
+    return care
+
+
+class WithdrawalNotAllowed(Exception):
+    """The study does not let raters withdraw their answers."""
+
+
+@transaction.atomic
+def rater_stop_and_withdraw(*, rater: Rater, now: datetime | None = None) -> RaterCare:
+    """Stop (if not yet) and withdraw: the rater's answers are deleted from the study
+    (annotation's `rater_withdraw`); only where the study's care settings allow it."""
+    if not care_settings(study=rater.study).allow_withdrawal:
+        raise WithdrawalNotAllowed(rater.study.slug)
+    now = now or timezone.now()
+    care = rater_stop(rater=rater, now=now)
+    rater_withdraw(rater=rater, now=now)
     return care
 
 

@@ -179,6 +179,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 LOGIN_URL = "admin:login"
+# Where a sign-in lands when its `next` is missing or points off this site (a foreign
+# `next=https://...` is never followed): the studio home, not Django's /accounts/profile/.
+LOGIN_REDIRECT_URL = "home"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

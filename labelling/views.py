@@ -26,7 +26,11 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- labellers
 
 labeller_login = role("public")(
-    LoginView.as_view(template_name="labelling/login.html", redirect_authenticated_user=True)
+    LoginView.as_view(
+        template_name="labelling/login.html",
+        redirect_authenticated_user=True,
+        next_page="labelling:home",  # also where a foreign `next` lands instead
+    )
 )
 
 

@@ -257,22 +257,30 @@ def completions_frame(study: Study, *, label_set: int | None = None) -> pd.DataF
 def judgments_state(study: Study) -> dict[str, Any]:
     """Cheap fingerprint of a study's inputs (pages compare it with their snapshot's): the
     last judgment id, the number and id-sum of excluded raters (so a flag or an override
-    changes it), the strategy label set the analyses use and the analysis settings.
+    changes it), the number of raters who withdrew (their judgments were deleted), the
+    strategy label set the analyses use and the analysis settings.
 
     Judgments are only ever added (imports and submissions create rows, nothing updates
-    them), so the last id says when there are new ones without counting a million rows. A
-    judgment deleted by hand in the Django admin is caught by the next refit (nightly, or
-    *Refit now*), whose fingerprint covers every id."""
+    them; a withdrawal's deletions count in "withdrawn"), so the last id says when there are
+    new ones without counting a million rows. A judgment deleted by hand in the Django admin
+    is caught by the next refit (nightly, or *Refit now*), whose fingerprint covers every id."""
     state = Judgment.objects.filter(study=study).aggregate(last=Max("id"))
-    excluded = (
+    is_excluded = Q(is_excluded=True)
+    withdrawn = Q(withdrawn_at__isnull=False)  # their judgments were deleted: no new last id
+    raters = (
         Rater.objects.filter(study=study)
         .alias(is_excluded=Coalesce("exclusion_override", "flagged", output_field=BooleanField()))
-        .filter(is_excluded=True)
-        .aggregate(n=Count("id"), ids=Sum("id"))
+        .filter(is_excluded | withdrawn)
+        .aggregate(
+            n=Count("id", filter=is_excluded),
+            ids=Sum("id", filter=is_excluded),
+            withdrawn=Count("id", filter=withdrawn),
+        )
     )
     return {
         "last": state["last"],
-        "excluded": [excluded["n"], int(excluded["ids"] or 0)],
+        "excluded": [raters["n"], int(raters["ids"] or 0)],
+        "withdrawn": raters["withdrawn"],
         "labels": label_state(study),
         # The study's analysis settings change what is counted and how: inputs too.
         "llm_games": study.llm_games,

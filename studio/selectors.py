@@ -40,6 +40,21 @@ class ChecklistRow:
     optional: bool = False
 
 
+def _systems_count(study: Study) -> dict[str, int]:
+    """Systems that can be paired (a model's or the dataset's, or a writer's with an accepted
+    text), and apart from them the writers whose texts await review: every writer is a
+    system of their own from the start, but not one with a reply to compare yet."""
+    has_reply = Exists(Completion.objects.filter(system=OuterRef("pk")))
+    pending = Exists(
+        Writing.objects.filter(writer__system=OuterRef("pk"), status=Writing.Status.PENDING)
+    )
+    rows = System.objects.filter(study=study).annotate(has_reply=has_reply, pending=pending)
+    return rows.aggregate(
+        n=Count("id", filter=Q(writer__isnull=True) | Q(has_reply=True)),
+        awaiting=Count("id", filter=Q(writer__isnull=False, has_reply=False, pending=True)),
+    )
+
+
 def studies_listed(*, user: Any) -> QuerySet[Study]:
     """The studio home's list: the studies ``user`` administers (`completions.access`), with
     the counts the list shows."""
@@ -61,9 +76,7 @@ def study_checklist(*, study: Study) -> list[ChecklistRow]:
     """
     base = f"/studio/{study.slug}/"
     n_contexts = DialogueContext.objects.filter(study=study).count()
-    systems = System.objects.filter(study=study).aggregate(
-        n=Count("id"), human=Count("id", filter=Q(kind=SystemKind.HUMAN))
-    )
+    systems = _systems_count(study)
     completions = Completion.objects.filter(context__study=study).aggregate(
         n=Count("id"), human=Count("id", filter=Q(system__kind=SystemKind.HUMAN))
     )
@@ -98,6 +111,8 @@ def study_checklist(*, study: Study) -> list[ChecklistRow]:
         ChecklistRow(
             "systems", "Systems", systems["n"], 2, systems["n"] >= 2,
             "Upload completions from at least two systems", f"{base}material/",
+            detail=f"+{systems['awaiting']} writer{'s' if systems['awaiting'] != 1 else ''} "
+            "awaiting review" if systems["awaiting"] else "",
         ),
         ChecklistRow(
             "completions", "Completions", completions["n"], None, completions["n"] >= 2,

@@ -50,6 +50,20 @@ def limit_errors(text: str, limits: Limits) -> list[str]:
     return errors
 
 
+def limit_note(text: str, limits: Limits) -> str:
+    """A warning at the hard limit the submit enforces ('' below it); static/js/writer.js
+    says the same live."""
+    words = word_count(text)
+    if words > limits.max_words:
+        return (
+            f"Over the limit: {words} words, at most {limits.max_words} can be submitted. "
+            "Please shorten it."
+        )
+    if words == limits.max_words:
+        return f"At the limit: {limits.max_words} words is the most a reply may have."
+    return ""
+
+
 def band_note(text: str, limits: Limits) -> str:
     """A gentle note when the text is outside the suggested band ('' inside it)."""
     words, sentences = word_count(text), sentence_count(text)

@@ -43,7 +43,7 @@ from .services import (
     writing_settings,
     writing_submit,
 )
-from .text_rules import band_note, sentence_count, word_count
+from .text_rules import band_note, limit_note, sentence_count, word_count
 
 
 def _care() -> CareForWriters[Writer, WritingSettings, Writing]:
@@ -158,7 +158,8 @@ def write(request: HttpRequest, writer: Writer, ws: WritingSettings) -> HttpResp
     writing = writing_next(writer=writer)
     if writing is None:
         return redirect("writing:done", invite_token=ws.invite_token)
-    return _render_write(request, writer, ws, writing, text=writing.text)
+    errors = _refusal_shown(request, writing)
+    return _render_write(request, writer, ws, writing, text=writing.text, errors=errors)
 
 
 def _render_write(
@@ -183,6 +184,7 @@ def _render_write(
         "words": word_count(text),
         "sentences": sentence_count(text),
         "note": band_note(text, limits),
+        "limit_note": limit_note(text, limits),
         "progress": progress,
         "number": progress.written + 1,
         "behaviour_fields": BEHAVIOUR_FIELDS,
@@ -222,26 +224,42 @@ def submit(request: HttpRequest, token: str) -> HttpResponse:
     writer = writing.writer
     ws = writing_settings(writer.study)
     text = request.POST.get("text", "")
-    if len(text) > DRAFT_MAX_CHARS:  # refused whole: only the limit's worth is shown again
+    if len(text) > DRAFT_MAX_CHARS:  # refused whole: only the limit's worth is kept
         limit = writing_limits(ws).max_chars
-        return _render_write(
-            request, writer, ws, writing, text=text[:limit],
-            errors=[too_long_message(text, limit) + f" Only its first {limit:,} are shown."],
-            status=422,
-        )  # fmt: skip
+        writing_draft_save(writing=writing, text=text[:limit])
+        message = too_long_message(text, limit) + f" Only its first {limit:,} are shown."
+        return _refused_write(request, ws, writing, [message])
     if request.POST.get("pause"):
         writing_draft_save(writing=writing, text=text)
         messages.info(request, "Your draft is saved; it will be waiting for you.")
         return redirect("writing:home", invite_token=ws.invite_token)
     raw = {name: request.POST.get(name, "") for name in BEHAVIOUR_FIELDS}
     result = writing_submit(writing=writing, text=text, raw_behaviour=raw)
-    if result.errors:
-        return _render_write(
-            request, writer, ws, result.writing, text=text, errors=result.errors, status=422
-        )
+    if result.errors:  # the text is kept as the draft (writing_submit)
+        return _refused_write(request, ws, result.writing, result.errors)
     if result.refused:
         messages.info(request, REFUSED_NOTICE)
     return redirect("writing:home", invite_token=ws.invite_token)
+
+
+# A refused submit's reasons wait in the session for the writing page it redirects to.
+REFUSED_KEY = "heart_write_refused"
+
+
+def _refused_write(
+    request: HttpRequest, ws: WritingSettings, writing: Writing, errors: list[str]
+) -> HttpResponse:
+    """Redirect after a refused submit (so Back or a reload never posts it again); the
+    writing page shows the reasons beside the kept text."""
+    request.session[REFUSED_KEY] = {"token": writing.token, "errors": errors}
+    return redirect("writing:write", invite_token=ws.invite_token)
+
+
+def _refusal_shown(request: HttpRequest, writing: Writing) -> list[str]:
+    refused = request.session.pop(REFUSED_KEY, None)
+    if not refused or refused.get("token") != writing.token:
+        return []
+    return [str(error) for error in refused.get("errors", [])]
 
 
 @writer_required

@@ -12,6 +12,7 @@ from .common import (
     LEASE_RAN_OUT,
     PAIR_FULL,
     SCALE,
+    STOPPED,
     AssignmentNotFound,
     ClaimBusy,
     SubmitResult,
@@ -32,6 +33,7 @@ from .raters import (
     rater_finish,
     rater_join,
     rater_set_exclusion,
+    rater_withdraw,
 )
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "PAIR_FULL",
     "HUMAN_STRENGTH_MAX",
     "SCALE",
+    "STOPPED",
     "AssignmentNotFound",
     "ClaimBusy",
     "ProlificMismatch",
@@ -57,4 +60,5 @@ __all__ = [
     "rater_enter",
     "rater_finish",
     "rater_set_exclusion",
+    "rater_withdraw",
 ]

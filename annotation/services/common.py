@@ -41,6 +41,7 @@ UNREAD = _Unread()
 # Why an answer was refused (`SubmitResult.refusal`), so the rater is told the true reason.
 LEASE_RAN_OUT = "lease-ran-out"  # the reservation had run out and others completed the item
 PAIR_FULL = "pair-full"  # the item had all its answers although the reservation still ran
+STOPPED = "stopped"  # the rater stopped (or withdrew) while the item was open: never stored
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from .common import (
     HUMAN_STRENGTH_MAX,
     LEASE_RAN_OUT,
     PAIR_FULL,
+    STOPPED,
     UNREAD,
     AssignmentNotFound,
     SubmitResult,
@@ -161,6 +162,8 @@ def _judgment_submit(
     """
     if assignment.rater_id != rater.pk:
         raise AssignmentNotFound(assignment.token)
+    if assignment.status == Assignment.Status.RELEASED:
+        return SubmitResult(judgment=None, created=False, refusal=STOPPED)
     if _can_submit_in_one_statement(assignment=assignment, now=now):
         return _submit_in_one_statement(
             rater=rater,
@@ -172,8 +175,7 @@ def _judgment_submit(
             claim_next=claim_next,
         )
     if not _claim_assignment(assignment_id=assignment.pk, now=now):
-        stored = Judgment.objects.filter(assignment_id=assignment.pk).first()
-        return SubmitResult(judgment=stored, created=False)
+        return _not_claimed(assignment_id=assignment.pk)
     if assignment.pair_id is not None and not _count_pair_judgment(assignment=assignment, now=now):
         Assignment.objects.filter(pk=assignment.pk).update(
             status=Assignment.Status.EXPIRED, submitted_at=None
@@ -288,8 +290,7 @@ def _submit_in_one_statement(
         cursor.execute(sql, params)
         claimed, inserted, real, checks, leased_id, *candidate = cursor.fetchone()
     if claimed is None:  # a replay or a second tab: the first answer stands
-        stored = Judgment.objects.filter(assignment_id=assignment.pk).first()
-        return SubmitResult(judgment=stored, created=False)
+        return _not_claimed(assignment_id=assignment.pk)
     if inserted is None:  # claimed, but the pair was full although this lease still ran
         Assignment.objects.filter(pk=assignment.pk).update(
             status=Assignment.Status.EXPIRED, submitted_at=None
@@ -300,6 +301,18 @@ def _submit_in_one_statement(
     queue = queue_state_from_counts(real + 1, checks, leased_id)  # + the judgment just stored
     following = candidate[0] if candidate else UNREAD
     return SubmitResult(judgment=judgment, created=True, queue=queue, candidate=following)
+
+
+def _not_claimed(*, assignment_id: int) -> SubmitResult:
+    """The first answer stands (a replay, a second tab), unless the rater stopped meanwhile
+    and the item was released: then nothing is stored and the refusal says so."""
+    stored = Judgment.objects.filter(assignment_id=assignment_id).first()
+    if (
+        stored is None
+        and Assignment.objects.filter(pk=assignment_id, status=Assignment.Status.RELEASED).exists()
+    ):
+        return SubmitResult(judgment=None, created=False, refusal=STOPPED)
+    return SubmitResult(judgment=stored, created=False)
 
 
 def _lease_ran_out(*, assignment: Assignment, now: datetime) -> bool:

@@ -5,16 +5,18 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections import Counter
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from completions.models import Study
 
-from ..models import Rater
+from ..models import Assignment, Judgment, Pair, Rater
 
 
 def _pseudonym(*, study: Study, external_id: str) -> str:
@@ -184,3 +186,27 @@ def rater_set_exclusion(*, rater: Rater, override: bool | None) -> Rater:
     rater.exclusion_override = override
     rater.save(update_fields=["exclusion_override"])
     return rater
+
+
+@transaction.atomic
+def rater_withdraw(*, rater: Rater, now: datetime | None = None) -> Rater:
+    """The rater withdraws (the study allows it; the caller checks): every judgment of theirs
+    is deleted, so it leaves every board, count and export, and the places they took in their
+    pairs' quotas are freed for others; their assignments are released (an answer sent later
+    is refused). Recorded once, with the time (`withdrawn_at`); the rater row stays, for the
+    payment of the time worked."""
+    locked = Rater.objects.select_for_update().get(pk=rater.pk)
+    if locked.withdrawn_at is not None:
+        return locked
+    now = now or timezone.now()
+    Assignment.objects.filter(
+        rater=locked, status__in=[Assignment.Status.LEASED, Assignment.Status.SUBMITTED]
+    ).update(status=Assignment.Status.RELEASED, lease_expires_at=now)
+    judgments = Judgment.objects.filter(rater=locked)
+    per_pair = Counter(judgments.filter(pair__isnull=False).values_list("pair_id", flat=True))
+    for pair_id, n in sorted(per_pair.items()):  # one order, as every pair lock is taken
+        Pair.objects.filter(pk=pair_id).update(n_judgments=F("n_judgments") - n)
+    judgments.delete()
+    locked.withdrawn_at = now
+    locked.save(update_fields=["withdrawn_at"])
+    return locked

@@ -29,7 +29,14 @@ from writing.models import Writer, WritingSettings
 from ..forms import QualificationAnswerForm, SkipForm
 from ..hooks import SINCE_COOKIE
 from ..models import Outcome, QualificationAnswer, QualificationItem, RaterCare, WriterCare
-from ..selectors import care_settings, qualification_step, rater_care, support_links
+from ..selectors import (
+    care_settings,
+    qualification_step,
+    rater_answers_kept,
+    rater_care,
+    skip_limit,
+    support_links,
+)
 from ..services import (
     NothingToSkip,
     assignment_skip,
@@ -37,6 +44,7 @@ from ..services import (
     qualification_answer,
     qualification_finish,
     rater_stop,
+    rater_stop_and_withdraw,
     writer_stop,
     writing_skip,
 )
@@ -156,9 +164,17 @@ def rater_skip(request: HttpRequest, token: str) -> HttpResponse:
         except NothingToSkip:
             messages.info(request, "That item was no longer yours to skip. Here is your item.")
             return redirect("annotation:item", invite_token=study.invite_token)
-        messages.info(request, "Item skipped. It will not count against you. Here is another.")
+        care = rater_care(rater=assignment.rater)
+        if care is None or care.skip_limit_at is None:  # else the item page ends the session
+            messages.info(request, "Item skipped. It will not count against you. Here is another.")
         return redirect("annotation:item", invite_token=study.invite_token)
-    context = {"study": study, "form": form, "kind": "rater", "back_url": _item_url(study)}
+    context = {
+        "study": study,
+        "form": form,
+        "kind": "rater",
+        "back_url": _item_url(study),
+        "skip_limit": skip_limit(study=study),
+    }
     return render(request, "care/skip.html", context)
 
 
@@ -198,20 +214,34 @@ def rater_support(request: HttpRequest, invite_token: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @rater_required
 def rater_stop_view(request: HttpRequest, rater: Rater) -> HttpResponse:
-    """Confirm, then stop: the time worked is recorded and the study's outcome shown."""
+    """Confirm, then stop (keeping the answers, or withdrawing them where the study allows
+    it): the time worked is recorded and the study's outcome shown, with what became of the
+    answers already given. A rater who stopped may still withdraw from this page."""
     study = rater.study
-    care = rater_care(rater=rater)
-    if request.method == "POST" and (care is None or care.stopped_at is None):
-        care = rater_stop(rater=rater)
     settings = care_settings(study=study)
+    care = rater_care(rater=rater)
+    withdraw = request.POST.get("action") == "withdraw" and settings.allow_withdrawal
+    if request.method == "POST" and withdraw and rater.withdrawn_at is None:
+        care = rater_stop_and_withdraw(rater=rater)
+        rater.refresh_from_db(fields=["withdrawn_at"])
+    elif request.method == "POST" and (care is None or care.stopped_at is None):
+        care = rater_stop(rater=rater)
+    kept = rater_answers_kept(rater=rater)
+    common = {
+        "study": study,
+        "kept": kept,
+        "allow_withdrawal": settings.allow_withdrawal,
+        "withdrawn_at": rater.withdrawn_at,
+    }
     if care is None or care.stopped_at is None:
-        return render(request, "care/stop.html", {"study": study, "back_url": _item_url(study)})
+        return render(request, "care/stop.html", {**common, "back_url": _item_url(study)})
     code = outcome_code(study=study, outcome=care.stop_outcome, code=settings.stop_code)
     context = {
-        "study": study,
+        **common,
         "minutes": round((care.seconds_worked or 0) / 60),
         "code": code,
         "returns": care.stop_outcome == Outcome.RETURN,
+        "skip_limit": skip_limit(study=study) if care.skip_limit_at else None,
         "redirect_url": _prolific_url(study.prolific_redirect_url, code),
         "settings": settings,
         "links": support_links(settings),

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from completions.access import access_study_for_admin, study_admin_required
-from completions.models import DialogueContext
 
 from ..forms import CareSettingsForm, ContentNoteForm, QualificationItemForm
 from ..models import CareSettings, ContentNote
@@ -55,12 +54,10 @@ def _render(request, study, *, form=None, item_form=None, note_form=None, status
 @study_admin_required
 def note_set(request: HttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
-    form = ContentNoteForm(request.POST)
+    form = ContentNoteForm(request.POST, study=study)
     if not form.is_valid():
         return _render(request, study, note_form=form, status=422)
-    context = get_object_or_404(
-        DialogueContext, study=study, external_id=form.cleaned_data["context"]
-    )
+    context = form.cleaned_data["context"]
     content_note_set(context=context, text=form.cleaned_data["text"], by=request.user)
     messages.success(request, f"Content note of {context.external_id} saved.")
     return redirect("care:studio", slug=study.slug)

@@ -25,6 +25,16 @@
     return "";
   }
 
+  // The hard limit the submit enforces (writing/text_rules.py: limit_note says the same).
+  function limitNote(text, maxWords) {
+    var w = words(text);
+    if (w > maxWords) {
+      return "Over the limit: " + w + " words, at most " + maxWords + " can be submitted. Please shorten it.";
+    }
+    if (w === maxWords) return "At the limit: " + maxWords + " words is the most a reply may have.";
+    return "";
+  }
+
   function load(key) {
     try { return JSON.parse(window.localStorage.getItem(key) || "null"); } catch (e) { return null; }
   }
@@ -54,8 +64,11 @@
       var text = box.value;
       form.querySelector(".count-words").textContent = plural(words(text), "word", "words");
       form.querySelector(".count-sentences").textContent = plural(sentences(text), "sentence", "sentences");
-      var note = bandNote(text, band);
+      var limit = limitNote(text, Number(form.dataset.maxWords));
+      var note = limit ? "" : bandNote(text, band);
       form.querySelector(".band-note").textContent = note ? "\u00b7 " + note : "";
+      var limitBox = form.querySelector(".limit-note");
+      if (limitBox && limitBox.textContent !== limit) limitBox.textContent = limit;
     }
     function keep() { store(key, { text: box.value, t: Date.now(), metrics: m }); }
 

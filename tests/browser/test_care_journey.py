@@ -28,7 +28,7 @@ WORSE = "Dogs die. You can get another one."
 
 
 def _study(**care):
-    study = build_study(n_contexts=2, quality_check_rate=0, items_per_rater=3)
+    study = build_study(n_contexts=2, quality_check_rate=0, items_per_rater=4)
     CareSettingsFactory(study=study, qualification_enabled=True, **care)
     for phase, position in (("training", 0), ("qualification", 1), ("qualification", 2)):
         QualificationItemFactory(
@@ -76,7 +76,7 @@ def test_a_rater_qualifies_meets_a_note_skips_takes_a_break_and_stops(page):
     expect(page.get_by_role("heading", name="You can start the study")).to_be_visible()
     assert_accessible(page)
     page.get_by_role("link", name="Start judging").click()
-    expect(page.get_by_role("heading", name="Item 1 of 3")).to_be_visible()
+    expect(page.get_by_role("heading", name="Item 1 of 4")).to_be_visible()
 
     # The content note sits above the dialogue of the flagged context; skip until it shows.
     rater = Rater.objects.get(study=study)
@@ -113,7 +113,7 @@ def test_a_rater_qualifies_meets_a_note_skips_takes_a_break_and_stops(page):
     expect(page.get_by_role("heading", name="Take a break")).to_be_visible()
     assert_accessible(page)
     page.get_by_role("link", name="Continue when ready").click()
-    expect(page.get_by_role("heading", name=re.compile(r"^Item \d of 3"))).to_be_visible()
+    expect(page.get_by_role("heading", name=re.compile(r"^Item \d of 4"))).to_be_visible()
     expect(page.get_by_role("heading", name="Time for a break?")).to_have_count(0)
 
     page.get_by_role("link", name="Support and help").click()

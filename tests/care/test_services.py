@@ -136,7 +136,7 @@ def test_stopping_records_the_time_worked_once_and_releases_the_item():
     care = rater_stop(rater=rater)
     assert 12 * 60 - 2 <= care.seconds_worked <= 12 * 60 + 2
     assert care.stop_outcome == "code"
-    assert Assignment.objects.get(pk=leased.pk).status == "expired"
+    assert Assignment.objects.get(pk=leased.pk).status == "released"
     first = care.stopped_at
     assert rater_stop(rater=rater).stopped_at == first  # a second stop changes nothing
     row = next(r for r in time_worked_rows(study) if r["pseudonym"] == rater.pseudonym)

@@ -129,3 +129,19 @@ def test_a_locked_username_is_refused_even_where_no_request_is_given(boss):
     for i in range(LIMIT):
         _try(Client(REMOTE_ADDR=f"198.51.100.{i}"), "/admin/login/", f"guess-{i}")
     assert authenticate(username="boss", password="right-pw") is None
+
+
+@pytest.mark.parametrize(
+    ("login", "lands"), [("/admin/login/", "/"), ("/labelling/login/", "/labelling/")]
+)
+def test_a_sign_in_with_a_foreign_next_lands_on_a_real_page(boss, login, lands):
+    client = Client()
+    url = f"{login}?next=https://evil.example/"
+    page = client.get(url)
+    assert page.status_code == 200
+    signed_in = client.post(
+        url, {"username": "boss", "password": "right-pw", "next": "https://evil.example/"}
+    )
+    assert signed_in.status_code == 302 and signed_in.url == lands
+    assert "evil.example" not in signed_in.url and "/accounts/profile/" not in signed_in.url
+    assert client.get(signed_in.url).status_code == 200

@@ -204,11 +204,23 @@ def test_the_page_reads_a_current_snapshot_instead_of_refitting(admin_client, bu
     snapshot = services.snapshot_refit_study(study_id=built.study.pk, trigger="nightly")[0]
     assert snapshot.judges == "human"  # the board the page opens on
     html = admin_client.get(reverse("ranking:leaderboard", args=["known"])).content.decode()
-    assert f"(#{snapshot.pk}, nightly)" in html
+    assert f"(#{snapshot.pk}, the nightly refit)" in html
     stamp = snapshot.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
     assert f"From the snapshot of {stamp} UTC" in html
     assert "Up to date with every counted judgment." in html
     assert LeaderboardSnapshot.objects.count() == 3  # nothing refitted for the read
+
+
+def test_the_status_sentence_of_a_board_refitted_when_stale_is_consistent(admin_client, built):
+    from ranking import services
+
+    snapshot = services.snapshot_refit_study(study_id=built.study.pk, trigger="stale")[0]
+    html = admin_client.get(reverse("ranking:leaderboard", args=["known"])).content.decode()
+    status = html[
+        html.index('id="snapshot-status"') : html.index("</p>", html.index("snapshot-status"))
+    ]
+    assert f"(#{snapshot.pk}, refitted after new judgments or settings)." in status
+    assert "Up to date with every counted judgment." in status and "stale" not in status
 
 
 def _page_queries(client, slug: str) -> int:

@@ -81,3 +81,17 @@ def test_llm_runs_and_writers_have_rows_of_their_own():
     assert rows["human_completions"].detail == (
         "accepted; 0 awaiting review, 0 rejected, 0 flagged"
     )
+
+
+def test_writers_awaiting_review_are_counted_apart_from_the_systems():
+    from tests.factories import CompletionFactory, WriterFactory, WritingFactory
+
+    study = build_study(n_contexts=1)  # two model systems and one human system with replies
+    context = study.contexts.get()
+    accepted = WriterFactory(study=study)
+    CompletionFactory(context=context, system=accepted.system, text="An accepted reply.")
+    for _ in range(6):
+        WritingFactory(writer=WriterFactory(study=study), status="pending", text="Waiting.")
+    WriterFactory(study=study)  # consented, wrote nothing yet: neither
+    row = _by_key(study)["systems"]
+    assert row.count == 4 and row.detail == "+6 writers awaiting review"

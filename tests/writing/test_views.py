@@ -64,11 +64,29 @@ def test_a_text_outside_the_limits_is_refused_with_the_error_by_the_field(client
     invite = _enter(client, study)
     _page_, submit = _page(client, invite)
     response = client.post(submit, {"text": "word " * 12, **behaviour()})
-    html = response.content.decode()
-    assert response.status_code == 422
+    # Redirect after the refused POST: Back or a reload never sends it again.
+    assert response.status_code == 302 and response.url == f"/w/{invite}/write/"
+    html = client.get(response.url).content.decode()
     assert 'id="text-error"' in html and "the limit is 10" in html
     assert 'aria-describedby="text-error' in html and "word word" in html
+    assert "Over the limit: 12 words, at most 10 can be submitted." in html
     assert Writing.objects.get().status == "draft"
+    again = client.get(response.url).content.decode()  # the reasons are shown once
+    assert 'id="text-error"' not in again and "word word" in again
+
+
+def test_the_live_counter_warns_at_the_hard_limit_the_submit_enforces(client):
+    study = build_writing_study(n_contexts=1, max_words=10)
+    invite = _enter(client, study)
+    _page_, submit = _page(client, invite)
+    token = submit.split("/")[3]
+    client.post(f"/w/t/{token}/save/", {"text": "word " * 10})
+    html = client.get(f"/w/{invite}/write/").content.decode()
+    assert 'data-max-words="10"' in html
+    assert "At the limit: 10 words is the most a reply may have." in html
+    client.post(f"/w/t/{token}/save/", {"text": "word " * 9})
+    html = client.get(f"/w/{invite}/write/").content.decode()
+    assert '<p class="limit-note field-error" id="limit-note" aria-live="polite"></p>' in html
 
 
 def test_autosave_keeps_the_draft_for_a_reload(client):
