@@ -210,7 +210,7 @@ class StudyCosts:
 
     @property
     def people_committed(self) -> Decimal:
-        return self.bonuses_due - self.bonuses_paid
+        return max(Decimal(0), self.bonuses_due - self.bonuses_paid).quantize(CENT)
 
     @property
     def done_fraction(self) -> float | None:
@@ -265,8 +265,8 @@ def study_costs(*, study: Study) -> StudyCosts:
         hourly_rate=pay.hourly_rate,
         rater_minutes=round(seconds / 60, 1),
         rater_pay=(pay.hourly_rate * seconds / 3600).quantize(CENT, ROUND_HALF_UP),
-        bonuses_due=bonuses_due,
-        bonuses_paid=paid,
+        bonuses_due=bonuses_due.quantize(CENT),
+        bonuses_paid=paid.quantize(CENT),
         llm_spent_usd=round(float(runs["spent"]), 4),
         llm_committed_usd=round(float(runs["left"]), 4),
         judgments_done=pairs["done"],
