@@ -324,6 +324,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "llm.tasks.llm_runs_resume",
         "schedule": env.float("LLM_RESUME_SECONDS", default=300.0),
     },
+    # Reads back the submissions of studies published on Prolific: a participant who returned
+    # or timed out frees their places (recruitment.services.prolific_sync_published).
+    "prolific-sync": {
+        "task": "recruitment.tasks.prolific_sync_published",
+        "schedule": env.float("PROLIFIC_SYNC_SECONDS", default=120.0),
+    },
     # Polls provider batches (OpenAI Batch, Anthropic Message Batches) and ingests ended ones.
     "llm-poll-batches": {
         "task": "llm.batch.tasks.llm_batches_poll",

@@ -6,6 +6,7 @@ stored, and the returned report lists what would happen, to whom, and why.
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -27,6 +28,7 @@ from .client import ProlificClient, ProlificError
 from .models import CompletedAction, ProlificAction, ProlificSettings, ProlificSubmission
 from .selectors import PROLIFIC_GONE, bonus_plan, prolific_settings, rater_outcomes
 
+log = logging.getLogger(__name__)
 SETTLED = ("APPROVED", "REJECTED", "SCREENED-OUT")
 PROLIFIC_QUERY = {
     "PROLIFIC_PID": "{{%PROLIFIC_PID%}}",
@@ -206,6 +208,23 @@ def prolific_sync(*, study: Study, dry_run: bool = False) -> Report:
     return report
 
 
+def prolific_sync_published() -> list[int]:
+    """Sync every open or paused study published on Prolific with a token; a study whose sync
+    fails is logged and left for the next round (the others go on). The ids synced."""
+    synced = []
+    published = ProlificSettings.objects.exclude(prolific_study_id="").exclude(
+        api_token_encrypted=""
+    )
+    for pay in published.filter(study__status__in=["open", "paused"]).select_related("study"):
+        try:
+            prolific_sync(study=pay.study)
+        except (ProlificError, ProlificNotReady, keys.KeyUnavailable) as exc:
+            log.warning("prolific sync of study %s failed: %s", pay.study.slug, exc)
+            continue
+        synced.append(pay.study_id)
+    return synced
+
+
 def _submission_store(*, study: Study, row: dict[str, Any], rater: Rater | None) -> None:
     ProlificSubmission.objects.update_or_create(
         study=study,
@@ -255,6 +274,11 @@ def prolific_pay(*, study: Study, dry_run: bool = False) -> Report:
     rows = [row for row in rater_outcomes(study=study) if row.participant_id]
     done = set(ProlificAction.objects.filter(study=study).values_list("participant_id", "kind"))
     report = Report(dry_run=dry_run)
+    for pid, kind in ProlificAction.objects.filter(
+        study=study, status=ProlificAction.Status.SENDING
+    ).values_list("participant_id", "kind"):
+        report.add("unsure", f"{pid}: {kind} was sent once and its answer never came back: "
+                             "check it on Prolific (it is never sent again)")  # fmt: skip
     batches: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     for row in rows:
         sub = row.submission

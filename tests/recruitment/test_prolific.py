@@ -8,10 +8,11 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from annotation.models import Rater
 from annotation.services.raters import active_rater_count
-from recruitment.models import ProlificAction, ProlificSettings
+from recruitment.models import ProlificAction, ProlificSettings, ProlificSubmission
 from recruitment.selectors import rater_outcomes
 from recruitment.services import prolific_token_set
 from tests.factories import WriterFactory, WritingFactory
@@ -205,3 +206,30 @@ def test_without_a_token_or_before_publishing_the_command_says_what_to_do(people
         prolific("sync", "--study", people.slug)
     with pytest.raises(CommandError, match="no Prolific API token"):
         prolific("publish", "--study", people.slug)
+
+
+def test_a_refused_send_is_never_sent_again_and_pay_says_to_check_it(ready, fake_prolific):
+    published(ready, fake_prolific)
+    ghost = WriterFactory(study=ready, external_id="PID-ghost")
+    WritingFactory(writer=ghost, status="accepted")
+    # Seen here but unknown to Prolific: the bonus set-up is refused after it was recorded.
+    ProlificSubmission.objects.create(
+        study=ready, submission_id="x-ghost", participant_id="PID-ghost", status="APPROVED",
+        synced_at=timezone.now(),
+    )  # fmt: skip
+    with pytest.raises(CommandError, match="took no part"):
+        prolific("pay", "--study", ready.slug)
+    n = len(fake_prolific.calls())
+    out = prolific("pay", "--study", ready.slug)
+    assert "PID-ghost: BONUS was sent once and its answer never came back" in out
+    again = [p for _, p in fake_prolific.api_calls()[n:]]
+    assert not any("bonus" in p for p in again)  # the uncertain bonus is not paid twice
+
+
+def test_beat_reads_back_every_published_study_and_frees_places(ready, fake_prolific):
+    from recruitment.tasks import prolific_sync_published
+
+    study_id = published(ready, fake_prolific)
+    fake_prolific.move(fake_prolific.add_submission(study_id, "PID-leaving")["id"], "return")
+    assert prolific_sync_published() == [ready.pk]
+    assert not assignment_leased(Rater.objects.get(pseudonym="r-leaving"))
