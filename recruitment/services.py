@@ -136,10 +136,11 @@ def study_body(*, study: Study, base_url: str, group_id: str) -> dict[str, Any]:
 
 
 def prolific_publish(*, study: Study, base_url: str, dry_run: bool = False) -> Report:
-    """Create the study on Prolific (its participant group first) and publish it."""
+    """Create the study on Prolific (its participant group first) and publish it. A study
+    created by an earlier attempt whose publishing failed is published, not created again."""
     pay = prolific_settings(study=study)
     report = Report(dry_run=dry_run)
-    if pay.prolific_study_id:
+    if pay.published_at:
         raise ProlificNotReady(f"already published as Prolific study {pay.prolific_study_id}")
     if dry_run:
         group = "(new group)" if pay.participant_group else ""
@@ -162,15 +163,15 @@ def prolific_publish(*, study: Study, base_url: str, dry_run: bool = False) -> R
             pay.save(update_fields=["participant_group_id"])
             report.add("group", f"participant group {made['id']} created")
         body = study_body(study=study, base_url=base_url, group_id=pay.participant_group_id)
-        created = client.study_create(body)
-        pay.prolific_study_id = created["id"]
-        pay.save(update_fields=["prolific_study_id"])
-        client.study_publish(created["id"])
+        if not pay.prolific_study_id:
+            pay.prolific_study_id = client.study_create(body)["id"]
+            pay.save(update_fields=["prolific_study_id"])
+            for code in body["completion_codes"]:
+                report.add("code", f"code {code['code']} ({code['code_type']})")
+        client.study_publish(pay.prolific_study_id)
     pay.published_at = timezone.now()
     pay.save(update_fields=["published_at"])
-    report.add("study", f"Prolific study {created['id']} created and published")
-    for code in body["completion_codes"]:
-        report.add("code", f"code {code['code']} ({code['code_type']})")
+    report.add("study", f"Prolific study {pay.prolific_study_id} published")
     return report
 
 

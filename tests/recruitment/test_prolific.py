@@ -233,3 +233,26 @@ def test_beat_reads_back_every_published_study_and_frees_places(ready, fake_prol
     fake_prolific.move(fake_prolific.add_submission(study_id, "PID-leaving")["id"], "return")
     assert prolific_sync_published() == [ready.pk]
     assert not assignment_leased(Rater.objects.get(pseudonym="r-leaving"))
+
+
+def test_a_study_created_but_not_published_is_published_not_created_again(ready, fake_prolific):
+    import httpx
+
+    from recruitment.services import completion_codes
+
+    body = {
+        "name": "left unpublished", "external_study_url": "https://heart.example.org/r/x/",
+        "total_available_places": 1, "reward": 100,
+        "completion_codes": completion_codes(study=ready, group_id=""),
+    }  # fmt: skip
+    made = httpx.post(
+        f"{fake_prolific.url}/api/v1/studies/", json=body,
+        headers={"Authorization": f"Token {TOKEN}"},
+    ).json()  # fmt: skip
+    ProlificSettings.objects.filter(study=ready).update(
+        prolific_study_id=made["id"], participant_group=False
+    )
+    n = len(fake_prolific.calls())
+    prolific("publish", "--study", ready.slug)
+    assert fake_prolific.api_calls()[n:] == [("POST", f"/api/v1/studies/{made['id']}/transition/")]
+    assert fake_prolific.state()["studies"][made["id"]]["status"] == "ACTIVE"
