@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "labelling",
     "ranking",
     "care",  # qualification, content notes, skips, breaks, support, stopping early
+    "recruitment",  # rater outcomes, Prolific (publish, sync, pay), what a study costs
     "studio",  # the study admins' pages, the REST API, downloads, the demo loader
 ]
 
@@ -326,6 +327,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "llm.tasks.llm_runs_resume",
         "schedule": env.float("LLM_RESUME_SECONDS", default=300.0),
     },
+    # Reads back the submissions of studies published on Prolific: a participant who returned
+    # or timed out frees their places (recruitment.services.prolific_sync_published).
+    "prolific-sync": {
+        "task": "recruitment.tasks.prolific_sync_published",
+        "schedule": env.float("PROLIFIC_SYNC_SECONDS", default=120.0),
+    },
     # Polls provider batches (OpenAI Batch, Anthropic Message Batches) and ingests ended ones.
     "llm-poll-batches": {
         "task": "llm.batch.tasks.llm_batches_poll",
@@ -365,6 +372,9 @@ LLM_KEY_ENV_ALLOWLIST = env.list(
 # Fernet key(s) that encrypt the API keys study admins enter (comma-separated: the first
 # encrypts, all decrypt). Unset: keys cannot be entered in the form.
 LLM_KEY_ENCRYPTION_KEY = env.list("LLM_KEY_ENCRYPTION_KEY", default=[])
+# Prolific's API (recruitment.client); tests and the demo point it at fakes.prolific. Study
+# admins' Prolific tokens are stored encrypted under LLM_KEY_ENCRYPTION_KEY, as endpoint keys.
+PROLIFIC_API_URL = env.str("PROLIFIC_API_URL", default="https://api.prolific.com")
 # The longest reply a call may return, in characters, by run kind ("default" for the others):
 # a provider that sends more is cut off there and the unit is invalid ("reply too large").
 # Override with e.g. LLM_REPLY_MAX_CHARS="judge=8000,default=50000".

@@ -32,6 +32,7 @@ urlpatterns = [
     path("studio/", include("studio.urls")),
     path("studio/", include("ranking.urls")),
     path("studio/", include("llm.urls")),
+    path("studio/", include("recruitment.urls")),
     path("", include("labelling.urls")),
     path("studio/<slug:slug>/downloads/", include("studio.downloads.urls")),
     path("api/", include("studio.api.urls")),

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The embedded default: SQLite, eager Celery, the demo study, Django's development server (with
 # its autoreloader) on :8000, and the bundled fake LLM server (OpenAI/Anthropic-compatible, no
-# API key) on :8765 for LLM runs. The links are printed once the server answers /healthz.
+# API key) on :8765 for LLM runs, and the fake Prolific (any token) on :8767 for the Prolific
+# page. The links are printed once the server answers /healthz.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBUG="${DEBUG:-1}"
 unset DATABASE_URL REDIS_URL
 PORT="${PORT:-8000}"
 FAKE_LLM_PORT="${FAKE_LLM_PORT:-8765}"
+FAKE_PROLIFIC_PORT="${FAKE_PROLIFIC_PORT:-8767}"
 HEALTH_WAIT="${HEALTH_WAIT:-180}"  # seconds the server may take to answer /healthz
 BASE="http://127.0.0.1:${PORT}"
 export HEART_DEMO_LLM_URL="http://127.0.0.1:${FAKE_LLM_PORT}"
@@ -15,12 +17,23 @@ export HEART_DEMO_LLM_URL="http://127.0.0.1:${FAKE_LLM_PORT}"
 # operator lists, private networks off; docs/security.md, "Providers and endpoints").
 export LLM_ALLOWED_HOSTS="${LLM_ALLOWED_HOSTS:-api.openai.com,api.anthropic.com,127.0.0.1}"
 export LLM_ALLOW_PRIVATE_NETWORKS="${LLM_ALLOW_PRIVATE_NETWORKS:-1}"
+# The Prolific page talks to the fake Prolific, never to api.prolific.com. Its token is stored
+# encrypted as in production; without an operator's key the demo makes one for this run (a
+# token saved in an earlier run is then asked for again).
+export PROLIFIC_API_URL="http://127.0.0.1:${FAKE_PROLIFIC_PORT}"
+if [ -z "${LLM_KEY_ENCRYPTION_KEY:-}" ]; then
+  LLM_KEY_ENCRYPTION_KEY="$(.venv/bin/python -c \
+    'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())')"
+  export LLM_KEY_ENCRYPTION_KEY
+fi
 
 banner="$(mktemp)"
 FAKE_LLM_PID=""
+FAKE_PROLIFIC_PID=""
 cleanup() {
   # (Ctrl-C has usually stopped it already: a failed kill must not become the exit status.)
   if [ -n "${FAKE_LLM_PID}" ]; then kill "${FAKE_LLM_PID}" 2>/dev/null || true; fi
+  if [ -n "${FAKE_PROLIFIC_PID}" ]; then kill "${FAKE_PROLIFIC_PID}" 2>/dev/null || true; fi
   rm -f "${banner}" "${banner}.all"
 }
 trap cleanup EXIT
@@ -38,6 +51,10 @@ sed -n '/HEART studio demo is ready/,$p' "${banner}.all" > "${banner}"  # the li
 echo "  Fake LLM server:  ${HEART_DEMO_LLM_URL} (demo endpoints demo-fake-*)" >> "${banner}"
 .venv/bin/python -m fakes.llm --port "${FAKE_LLM_PORT}" >/dev/null 2>&1 &
 FAKE_LLM_PID=$!
+echo "  Fake Prolific:    ${PROLIFIC_API_URL} (demo only: any token; the study's Prolific page)" \
+  >> "${banner}"
+.venv/bin/python -m fakes.prolific --port "${FAKE_PROLIFIC_PORT}" >/dev/null 2>&1 &
+FAKE_PROLIFIC_PID=$!
 
 # The links only once the server answers: a banner above a server that never came up would
 # send a newcomer to a closed port.

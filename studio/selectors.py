@@ -21,6 +21,7 @@ from completions.models import (
     SystemKind,
 )
 from llm.models import Run
+from recruitment.selectors import RaterOutcome
 from studio.models import ImportJob
 from writing.models import Writing
 
@@ -206,12 +207,7 @@ class RaterRow:
     active_ms: int
     median_ms: float | None
 
-    @property
-    def decision(self) -> str:
-        """Prolific bulk action: excluded raters are rejected, finished ones approved."""
-        if self.rater.excluded:
-            return "REJECT"
-        return "APPROVE" if self.finished else "WAIT"
+    outcome: RaterOutcome | None = None
 
     @property
     def check_result(self) -> str:
@@ -220,7 +216,9 @@ class RaterRow:
         return f"{self.checks_passed} of {self.checks} passed"
 
 
-def rater_rows(*, study: Study) -> list[RaterRow]:
+def rater_rows(*, study: Study, outcomes: list[RaterOutcome] | None = None) -> list[RaterRow]:
+    """The raters page's rows; `outcomes` (recruitment.selectors.rater_outcomes) joined in."""
+    by_rater = {row.rater.pk: row for row in outcomes or []}
     raters = list(
         Rater.objects.filter(study=study).select_related("exclusion_by").order_by("created_at")
     )
@@ -240,6 +238,7 @@ def rater_rows(*, study: Study) -> list[RaterRow]:
             checks_passed=s.n_passed,
             active_ms=int(active.get(s.rater.pk, 0)),
             median_ms=s.median_ms,
+            outcome=by_rater.get(s.rater.pk),
         )
         for s in rater_stats(study=study, raters=raters)
     ]

@@ -28,6 +28,7 @@ from completions.selectors.cohorts import cohort_rows
 from core.roles import role
 from ranking.record import policy_record
 from ranking.selectors import snapshot_latest
+from recruitment.selectors import outcome_counts, rater_outcomes, study_costs
 from studio.formats import schema_text
 from studio.material_formats import EXAMPLES, Detection
 from studio.models import ImportJob, ImportKind
@@ -50,6 +51,10 @@ PROLIFIC_QUERY = (
 )
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"
 OPEN_PAUSE_CLOSE = (StudyStatus.OPEN, StudyStatus.PAUSED, StudyStatus.CLOSED)
+PROLIFIC_CSV = (
+    "participant_id", "outcome", "action", "excluded_from_analysis", "reason", "minutes_worked",
+    "bonus",
+)  # fmt: skip
 EXCLUSION_ACTIONS = {"exclude": True, "include": False, "auto": None}
 STATUS_WORDS: dict[str, str] = {
     StudyStatus.DRAFT: "a draft: writers can work, raters are not let in yet",
@@ -117,6 +122,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
                 if s != study.status and not (study.status == "draft" and s == "paused")
             ],  # fmt: skip
             "has_pairs": any(row.key == "pairs" and row.done for row in rows),
+            "costs": study_costs(study=study),
         },
     )
 
@@ -304,12 +310,14 @@ def _rater_quality(study: Study) -> dict[str, Any]:
 @study_admin_required
 def raters(request: HttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
+    outcomes = rater_outcomes(study=study)
     return render(
         request,
         "studio/raters.html",
         {
             "study": study,
-            "rows": selectors.rater_rows(study=study),
+            "rows": selectors.rater_rows(study=study, outcomes=outcomes),
+            "outcome_counts": outcome_counts(outcomes),
             **_rater_quality(study),
             "cohort_rows": cohort_rows(
                 study=study,
@@ -360,30 +368,26 @@ class _Echo:
 @require_GET
 @study_admin_required
 def raters_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
-    """Prolific's bulk approve/reject: one row per panel rater with the suggested decision."""
+    """Prolific's review: one row per panel rater with the outcome and the action it calls for
+    (recruitment.selectors.rater_outcomes)."""
     study = access_study_for_admin(request.user, slug)
     writer = csv.writer(_Echo())
-    header = [
-        "participant_id", "decision", "finished", "items_done", "quality_checks",
-        "active_minutes", "flag", "exclusion_reason", "pseudonym",
-    ]  # fmt: skip
     rows = (
         [
-            row.rater.external_id,
-            row.decision,
-            "yes" if row.finished else "no",
-            row.items_done,
-            row.check_result,
-            round(row.active_ms / 60000, 1),
-            row.rater.flag_reason,
-            row.rater.exclusion_reason,
-            row.rater.pseudonym,
-        ]  # fmt: skip
-        for row in selectors.rater_rows(study=study)
-        if row.rater.external_id
+            row.participant_id,
+            row.outcome or "",
+            row.action,
+            "yes" if row.excluded_from_analysis else "no",
+            row.reason,
+            row.minutes_worked,
+            f"{row.bonus:.2f}",
+        ]
+        for row in rater_outcomes(study=study)
+        if row.participant_id
     )
     lines = itertools.chain(
-        [writer.writerow(safe_row(header))], (writer.writerow(safe_row(r)) for r in rows)
+        [writer.writerow(safe_row(list(PROLIFIC_CSV)))],
+        (writer.writerow(safe_row(r)) for r in rows),
     )
     response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-prolific-raters.csv"'

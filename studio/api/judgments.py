@@ -3,12 +3,14 @@ in the OpenAPI schema by drf-spectacular)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from django import forms
 from django.db.models import BooleanField, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 from django_filters import rest_framework as filters
+from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import extend_schema
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
@@ -47,6 +49,23 @@ class StrictBooleanFilter(filters.BooleanFilter):
         super().__init__(*args, **kwargs)
 
 
+class _UtcIsoDateTimeField(IsoDateTimeField):
+    """ISO 8601 allows offsets PostgreSQL refuses (beyond ±15:59): compare in UTC."""
+
+    def to_python(self, value: Any) -> datetime | None:
+        parsed = super().to_python(value)
+        if parsed is None or parsed.tzinfo is None:
+            return parsed
+        try:
+            return parsed.astimezone(UTC)
+        except OverflowError:
+            raise forms.ValidationError("Out of range.", code="invalid") from None
+
+
+class UtcIsoDateTimeFilter(filters.IsoDateTimeFilter):
+    field_class = _UtcIsoDateTimeField
+
+
 class JudgmentFilter(filters.FilterSet):
     """The judgment list's filters (query parameters, each optional; together they all apply)."""
 
@@ -58,10 +77,10 @@ class JudgmentFilter(filters.FilterSet):
     excluded = StrictBooleanFilter(
         method="filter_excluded", help_text="The rater's effective exclusion."
     )
-    submitted_after = filters.IsoDateTimeFilter(
+    submitted_after = UtcIsoDateTimeFilter(
         field_name="submitted_at", lookup_expr="gte", help_text="Submitted at or after (ISO 8601)."
     )
-    submitted_before = filters.IsoDateTimeFilter(
+    submitted_before = UtcIsoDateTimeFilter(
         field_name="submitted_at", lookup_expr="lt", help_text="Submitted before (ISO 8601)."
     )
     system = filters.CharFilter(method="filter_system", help_text="A system name, on either side.")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import docs, imports, judgments, llm, material, results
+from . import docs, imports, judgments, llm, material, raters, results
 
 app_name = "api"
 study = "studies/<slug:slug>/"
@@ -14,6 +14,7 @@ urlpatterns = [
     path(study + "contexts/", material.ContextList.as_view(), name="contexts"),
     path(study + "systems/", material.SystemList.as_view(), name="systems"),
     path(study + "completions/", material.CompletionList.as_view(), name="completions"),
+    path(study + "raters/", raters.RaterList.as_view(), name="raters"),
     path(study + "judgments/", judgments.JudgmentList.as_view(), name="judgments"),
     path(study + "leaderboard/", results.LeaderboardLive.as_view(), name="leaderboard"),
     path(study + "leaderboard/snapshots/", results.SnapshotList.as_view(), name="snapshots"),

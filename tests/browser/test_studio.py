@@ -57,7 +57,8 @@ def test_every_studio_page_is_accessible_and_fits_the_screen(page, admin_user, a
     base = "/studio/axe-study/"
     paths = ["/", "/studio/new/", base, f"{base}settings/", f"{base}material/", f"{base}pairs/",
              f"{base}raters/", f"{base}material/imports/{done.pk}/", f"{base}writers/",
-             f"{base}llm/", f"{base}downloads/", f"{base}strategies/"]  # fmt: skip
+             f"{base}llm/", f"{base}downloads/", f"{base}strategies/",
+             f"{base}prolific/"]  # fmt: skip
     for path in paths:
         response = page.goto(path)
         assert response.status == 200, path

@@ -63,7 +63,9 @@ OLD_CHAINS = {
     "writing": ["0001_i9_writers", "0002_writer_cohort"],
 }
 SQUASHED = "0001_initial_squashed"
-OUR_APPS = [*OLD_CHAINS, "care"]
+# Apps made after the squash: their whole chain runs on a database at the previous release.
+NEW_APPS = {"recruitment": ["0001_prolific_outcomes_payments"]}
+OUR_APPS = [*OLD_CHAINS, "care", *NEW_APPS]
 # Migrations made after the squash, per app (each keeps every row).
 AFTER_SQUASH = {
     "annotation": [
@@ -76,6 +78,7 @@ AFTER_SQUASH = {
     "completions": ["0002_study_rater_weights_target", "0003_study_adaptive_goal"],
     "ranking": ["0002_board_event_goal_plan"],  # the board's record, the goal planner
     "care": ["0002_withdrawal_skip_limit"],  # withdrawal allowed; the skip limit reached
+    **NEW_APPS,  # rater outcomes and Prolific (recruitment)
 }
 
 
@@ -85,6 +88,9 @@ def test_each_app_has_one_migration_that_replaces_exactly_its_old_chain():
         names = sorted(name for label, name in loader.disk_migrations if label == app)
         if app == "care":
             assert names == ["0001_care_qualification_notes_skips_stops", *AFTER_SQUASH["care"]]
+            continue
+        if app in NEW_APPS:
+            assert names == NEW_APPS[app], app
             continue
         assert names == [SQUASHED, *AFTER_SQUASH.get(app, [])], app
         replaces = loader.disk_migrations[app, SQUASHED].replaces
@@ -136,7 +142,7 @@ def test_the_labellers_group_exists_from_the_start():
 
 def _records_as_at_the_previous_release(leave_out: tuple[str, str] | None = None) -> None:
     records = MigrationRecorder(connection).migration_qs
-    records.filter(app__in=OLD_CHAINS).delete()
+    records.filter(app__in=[*OLD_CHAINS, *NEW_APPS]).delete()
     for app, names in OLD_CHAINS.items():
         for name in names:
             if (app, name) != leave_out:

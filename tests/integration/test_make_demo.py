@@ -71,7 +71,12 @@ def _start(
     # Every run imports the project as a fresh clone's first run does: nothing compiled yet.
     # The slower imports widen the window in which the autoreloader's two threads import at
     # once (where psycopg's import locks deadlocked: 4 runs of 4 with that bug, 0 without).
-    env.update(PORT=str(port), FAKE_LLM_PORT=str(fake_port), PYTHONDONTWRITEBYTECODE="1")
+    env.update(
+        PORT=str(port),
+        FAKE_LLM_PORT=str(fake_port),
+        FAKE_PROLIFIC_PORT=str(_free_port()),
+        PYTHONDONTWRITEBYTECODE="1",
+    )
     process = subprocess.Popen(
         list(command),
         cwd=checkout,

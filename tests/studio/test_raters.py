@@ -88,15 +88,16 @@ def test_recomputing_flags_reports_the_count(admin_client, study):
     assert "Quality flags recomputed" in response.content.decode()
 
 
-def test_the_prolific_csv_lists_panel_raters_with_a_decision(admin_client, study):
+def test_the_prolific_csv_lists_panel_raters_with_an_outcome_and_action(admin_client, study):
     response = admin_client.get(reverse("studio:raters_csv", args=[study.slug]))
     assert "no-store" in response["Cache-Control"]
     assert "attachment" in response["Content-Disposition"]
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
-    assert rows[0][:2] == ["participant_id", "decision"]
+    assert rows[0][:3] == ["participant_id", "outcome", "action"]
     by_id = {row[0]: row for row in rows[1:]}
-    assert by_id["PID-DONE"][1] == "APPROVE"
-    assert by_id["'=HYPERLINK(1)"][1] == "REJECT"  # a formula is neutralised, and excluded
+    assert by_id["PID-DONE"][1:3] == ["completed", "APPROVE"]
+    # A formula is neutralised; flagged but still working: no outcome yet, nothing to do.
+    assert by_id["'=HYPERLINK(1)"][1:4] == ["", "NONE", "yes"]
     assert len(rows) == 3  # the invite-link rater has no panel id to approve
 
 
