@@ -107,9 +107,23 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
+# Words any reply may use: they say nothing about which conversation a reply answers.
+# fmt: off
+_COMMON = frozenset([
+    "that", "this", "with", "have", "what", "your", "from", "they", "them", "their", "there",
+    "then", "than", "been", "were", "will", "would", "could", "should", "about", "just", "like",
+    "really", "know", "feel", "feeling", "think", "some", "when", "more", "much", "very", "even",
+    "also", "because", "into", "going", "things", "thing", "want", "make", "does", "doing", "sure",
+    "well", "time", "good", "sounds", "seems", "help", "need", "people", "anything", "something",
+    "everything", "here", "right", "maybe", "still", "said", "tell", "talk", "understand", "sorry",
+    "hear", "glad", "okay",
+])
+# fmt: on
+
+
 @functools.lru_cache(maxsize=4096)
 def _content_words(text: str) -> frozenset[str]:
-    return frozenset(_WORD.findall(text.lower()))
+    return frozenset(_WORD.findall(text.lower())) - _COMMON
 
 
 def _overlap(text: str, context: DialogueContext) -> int:
@@ -135,6 +149,8 @@ def _mismatch(
     own_replies.sort(key=lambda own: -_overlap(own.text, context))
     for own in own_replies:
         own_overlap = _overlap(own.text, context)
+        if strict and own_overlap < 2:
+            continue  # strict: only a reply that takes up this conversation's own words
         others = [
             o
             for o in material.by_system[own.system_id]
