@@ -18,6 +18,7 @@ items is recognised at a glance. So the checks are cut from the study itself:
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from ..models import QualityCheckItem
 from ..selectors import quality_item_count_forget
 from .common import SCALE
 
+MAX_TRIES = 40  # conversations tried for one check before a looser way (keeps opening quick)
 MIN_CHECKS = 6  # enough that a rater's few checks are rarely the same as their neighbour's
 GOLD_NOTE = "gold from {own}: its own reply against one written for {other}"
 FALLBACK_NOTE = "gold from {own}: its own reply against a written weaker one"
@@ -105,20 +107,50 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
+# Words any reply may use: they say nothing about which conversation a reply answers.
+# fmt: off
+_COMMON = frozenset([
+    "that", "this", "with", "have", "what", "your", "from", "they", "them", "their", "there",
+    "then", "than", "been", "were", "will", "would", "could", "should", "about", "just", "like",
+    "really", "know", "feel", "feeling", "think", "some", "when", "more", "much", "very", "even",
+    "also", "because", "into", "going", "things", "thing", "want", "make", "does", "doing", "sure",
+    "well", "time", "good", "sounds", "seems", "help", "need", "people", "anything", "something",
+    "everything", "here", "right", "maybe", "still", "said", "tell", "talk", "understand", "sorry",
+    "hear", "glad", "okay",
+])
+# fmt: on
+
+
+@functools.lru_cache(maxsize=4096)
+def _content_words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text.lower())) - _COMMON
+
+
 def _overlap(text: str, context: DialogueContext) -> int:
-    said = set(_WORD.findall(" ".join(t["text"] for t in context.turns).lower()))
-    return len(said & set(_WORD.findall(text.lower())))
+    """How many of the conversation's content words the reply takes up."""
+    said = _content_words(" ".join(t["text"] for t in context.turns))
+    return len(said & _content_words(text))
 
 
 def _mismatch(
-    material: _Material, context: DialogueContext, expected_longer: bool, rng: random.Random
+    material: _Material,
+    context: DialogueContext,
+    expected_longer: bool,
+    rng: random.Random,
+    *,
+    strict: bool,
 ) -> tuple[Completion, Completion] | None:
     """This context's reply and the same system's reply to another context, the expected
-    (own) reply longer or shorter as asked, preferring an other reply that shares fewer of
-    this conversation's words than the own one does (it plainly answers someone else)."""
+    (own) reply longer or shorter as asked. Own replies that take up more of this
+    conversation's words come first; `strict` takes only an other reply that takes up fewer
+    of them than the own one (it plainly answers someone else), else the fewest first."""
     own_replies = material.replies[context.pk][:]
     rng.shuffle(own_replies)
+    own_replies.sort(key=lambda own: -_overlap(own.text, context))
     for own in own_replies:
+        own_overlap = _overlap(own.text, context)
+        if strict and own_overlap < 2:
+            continue  # strict: only a reply that takes up this conversation's own words
         others = [
             o
             for o in material.by_system[own.system_id]
@@ -126,12 +158,12 @@ def _mismatch(
             and o.text.strip() != own.text.strip()
             and (_words(own.text) > _words(o.text)) == expected_longer
             and _words(own.text) != _words(o.text)
+            and (not strict or _overlap(o.text, context) < own_overlap)
         ]
         if not others:
             continue
         rng.shuffle(others)
-        own_overlap = _overlap(own.text, context)
-        others.sort(key=lambda o: (_overlap(o.text, context) >= own_overlap, rng.random()))
+        others.sort(key=lambda o: _overlap(o.text, context))
         return own, others[0]
     return None
 
@@ -165,13 +197,14 @@ def _gold_items(
     turn = cycle(contexts)
     items = []
     for expected, expected_longer in plans[:n]:
-        # The study's own replies first, in any conversation; written ones only failing that.
-        for written in (False, True):
+        # The study's own replies first, plainly mismatched where any conversation allows;
+        # written weaker replies only failing that.
+        for mode in ("strict", "loose", "written"):
             found = None
-            for _ in range(len(contexts)):
+            for _ in range(min(len(contexts), MAX_TRIES)):
                 context = next(turn)
                 found = _gold_item(
-                    study, material, context, expected, expected_longer, rng, written=written
+                    study, material, context, expected, expected_longer, rng, mode=mode
                 )
                 if found is not None:
                     items.append(found)
@@ -189,9 +222,14 @@ def _gold_item(
     expected_longer: bool,
     rng: random.Random,
     *,
-    written: bool,
+    mode: str,
 ) -> QualityCheckItem | None:
-    pair = None if written else _mismatch(material, context, expected_longer, rng)
+    written = mode == "written"
+    pair = (
+        None
+        if written
+        else _mismatch(material, context, expected_longer, rng, strict=mode == "strict")
+    )
     if pair is not None:
         own, other = pair
         other_name = material.names[other.context_id]
