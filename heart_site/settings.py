@@ -356,10 +356,14 @@ LLM_BATCH_PRICE_FACTOR = env.float("LLM_BATCH_PRICE_FACTOR", default=0.5)
 # Providers and endpoints (docs/security.md, "Providers and endpoints"). Hosts the workers may
 # call (exact names, ".example.org" for a domain and its subdomains, "*" for any public host);
 # private and local addresses (127.0.0.1, 10/8, 192.168/16, ::1, link-local, and names that
-# resolve to them) only when LLM_ALLOW_PRIVATE_NETWORKS is on (scripts/demo.sh turns it on for
-# the bundled fake server; a local vLLM or Ollama needs it too, and its host on the list).
+# resolve to them) only at a host:port on LLM_ALLOWED_PRIVATE_HOSTS (a local vLLM or Ollama),
+# or anywhere when LLM_ALLOW_PRIVATE_NETWORKS is on (scripts/demo.sh turns it on for the
+# bundled fake server, on a port chosen at start; never in production).
 LLM_ALLOWED_HOSTS = env.list("LLM_ALLOWED_HOSTS", default=["api.openai.com", "api.anthropic.com"])
 LLM_ALLOW_PRIVATE_NETWORKS = env.bool("LLM_ALLOW_PRIVATE_NETWORKS", default=False)
+# Local model servers by host AND port ("127.0.0.1:11434,localhost:8000"): a private address is
+# called only at a listed port, so allowing a local Ollama never opens the database's port.
+LLM_ALLOWED_PRIVATE_HOSTS = env.list("LLM_ALLOWED_PRIVATE_HOSTS", default=[])
 # Environment variables a shared endpoint may name as its key (superusers and the CLI only;
 # the server's own secrets never, whatever this says).
 LLM_KEY_ENV_ALLOWLIST = env.list(
