@@ -247,7 +247,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    # The /api/ views throttle per user (token or session) and per anonymous address.
+    # The /api/ views throttle per user (token or session) and per anonymous address, counted
+    # atomically (core/throttling.py: parallel requests cannot pass the limit together).
+    "DEFAULT_THROTTLE_CLASSES": [
+        "core.throttling.UserRateLimit",
+        "core.throttling.AnonRateLimit",
+    ],
     "DEFAULT_THROTTLE_RATES": {
         "user": env.str("API_THROTTLE_USER", default="1200/minute"),
         "anon": env.str("API_THROTTLE_ANON", default="60/minute"),
