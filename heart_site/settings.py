@@ -364,6 +364,9 @@ LLM_BATCH_PRICE_FACTOR = env.float("LLM_BATCH_PRICE_FACTOR", default=0.5)
 # resolve to them) only at a host:port on LLM_ALLOWED_PRIVATE_HOSTS (a local vLLM or Ollama),
 # or anywhere when LLM_ALLOW_PRIVATE_NETWORKS is on (scripts/demo.sh turns it on for the
 # bundled fake server, on a port chosen at start; never in production).
+# The personal-data screen before a release finds phone numbers written the way these regions
+# write them (two-letter codes); a study may name its own (Study.phone_regions).
+PII_PHONE_REGIONS = env.list("PII_PHONE_REGIONS", default=["US", "GB"])
 LLM_ALLOWED_HOSTS = env.list("LLM_ALLOWED_HOSTS", default=["api.openai.com", "api.anthropic.com"])
 LLM_ALLOW_PRIVATE_NETWORKS = env.bool("LLM_ALLOW_PRIVATE_NETWORKS", default=False)
 # Local model servers by host AND port ("127.0.0.1:11434,localhost:8000"): a private address is

@@ -68,7 +68,10 @@ OUR_APPS = [*OLD_CHAINS, "care"]
 AFTER_SQUASH = {
     "annotation": ["0002_participant"],  # raters and writers share completions.Participant
     "writing": ["0002_participant"],
-    "completions": ["0002_study_rater_weights_target"],  # rater weights and the study's target
+    "completions": [
+        "0002_study_rater_weights_target",  # rater weights and the study's target
+        "0003_study_phone_regions",  # the regions whose phone numbers the screen finds
+    ],
 }
 
 
