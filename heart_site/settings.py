@@ -70,6 +70,8 @@ MIDDLEWARE = [
     "core.middleware.SafeResponseMiddleware",
     # NUL characters and oversized JSON bodies refused with a clear 400 before any view.
     "core.text_guard.TextGuardMiddleware",
+    # The database briefly away: raters and writers get a 503 page that tries again by itself.
+    "core.database_away.DatabaseAwayMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
