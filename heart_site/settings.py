@@ -98,6 +98,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.csp",
             ],
+            # `|reveal`: hidden and direction characters shown marked (core/display.py).
+            "builtins": ["core.templatetags.display"],
         },
     },
     {
@@ -108,7 +110,11 @@ TEMPLATES = [
         # templates/ too, for the one chat component (_chat.html reads the same in both).
         "DIRS": [BASE_DIR / "templates" / "jinja2", BASE_DIR / "templates"],
         "APP_DIRS": False,
-        "OPTIONS": {"autoescape": True, "auto_reload": False},
+        "OPTIONS": {
+            "autoescape": True,
+            "auto_reload": False,
+            "environment": "core.display.jinja_environment",  # the same `|reveal` filter
+        },
     },
 ]
 
