@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from .importers import ImportFileError, check_text
+from .phones import phone_numbers
 
 MIN_TURNS = 5
 MIN_HISTORY = 3
@@ -336,11 +337,18 @@ def has_identifying_info(text: str) -> bool:
     return IDENTIFYING.search(text) is not None
 
 
-def identifying_kinds(text: str) -> list[str]:
-    """Which kinds of personal data the screen finds in `text` (empty: none)."""
-    if not text or IDENTIFYING.search(text) is None:
+def identifying_kinds(text: str, phone_regions: Iterable[str] = ()) -> list[str]:
+    """Which kinds of personal data the screen finds in `text` (empty: none). With
+    `phone_regions`, phone numbers written the way those regions write them count too
+    (completions.phones), beside the US-style ones the pattern knows."""
+    if not text:
         return []
-    return [kind for kind, pattern in IDENTIFYING_KINDS.items() if pattern.search(text)]
+    found = set()
+    if IDENTIFYING.search(text) is not None:
+        found = {kind for kind, pattern in IDENTIFYING_KINDS.items() if pattern.search(text)}
+    if "phone number" not in found and phone_regions and phone_numbers(text, phone_regions):
+        found.add("phone number")
+    return [kind for kind in IDENTIFYING_KINDS if kind in found]
 
 
 def _is_candidate(turns: tuple[Turn, ...], i: int) -> bool:

@@ -86,6 +86,15 @@ class Study(models.Model):
         default=1, help_text="How many items of the same context one rater may see."
     )
     rationale_max_chars = models.PositiveIntegerField(default=2000)
+    # The personal-data screen before a release finds phone numbers written the way these
+    # regions write them (completions.phones); blank: the operator's PII_PHONE_REGIONS.
+    phone_regions = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Countries whose phone numbers the personal-data screen looks for in writer "
+        "texts and rationales before a release, as two-letter codes (e.g. 'GB, US'). Blank: "
+        "the server's default. Numbers written with a country code (+44 ...) are found anyway.",
+    )
     invite_token = models.CharField(max_length=64, unique=True, default=new_token)
     completion_code = models.CharField(max_length=32, default=new_completion_code)
     prolific_redirect_url = models.URLField(blank=True)

@@ -1,8 +1,9 @@
 """Text that cannot hurt: one place that refuses NUL characters and oversized JSON bodies.
 
-PostgreSQL cannot store a NUL character (U+0000) in text, and nothing a person types contains
-one, so a request that carries one (in the query string, a form field, or a JSON body) is
-refused with a clear message before any view runs, instead of failing deep inside with a 500.
+PostgreSQL cannot store or even look up a NUL character (U+0000) in text, and nothing a person
+types contains one, so a request that carries one anywhere (its path, the query string, a form
+field, or a JSON body) is refused with a clear message before any view runs, instead of failing
+deep inside with a 500.
 Files (imports) are checked line by line by their readers (completions.importers.check_line).
 A JSON body larger than DATA_UPLOAD_MAX_MEMORY_SIZE is refused without being read (the API
 reads JSON itself, past Django's own limit for forms).
@@ -44,6 +45,8 @@ class TextGuardMiddleware:
 
     @staticmethod
     def _problem(request: HttpRequest) -> str | None:
+        if NUL in request.path_info or NUL in request.path:  # "/r/<invite>%00/"
+            return NUL_MESSAGE
         query = request.GET
         if has_nul(query) or has_nul(v for _, values in query.lists() for v in values):
             return NUL_MESSAGE

@@ -71,6 +71,8 @@ MIDDLEWARE = [
     "core.middleware.SafeResponseMiddleware",
     # NUL characters and oversized JSON bodies refused with a clear 400 before any view.
     "core.text_guard.TextGuardMiddleware",
+    # The database briefly away: raters and writers get a 503 page that tries again by itself.
+    "core.database_away.DatabaseAwayMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -97,6 +99,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.csp",
             ],
+            # `|reveal`: hidden and direction characters shown marked (core/display.py).
+            "builtins": ["core.templatetags.display"],
         },
     },
     {
@@ -107,7 +111,11 @@ TEMPLATES = [
         # templates/ too, for the one chat component (_chat.html reads the same in both).
         "DIRS": [BASE_DIR / "templates" / "jinja2", BASE_DIR / "templates"],
         "APP_DIRS": False,
-        "OPTIONS": {"autoescape": True, "auto_reload": False},
+        "OPTIONS": {
+            "autoescape": True,
+            "auto_reload": False,
+            "environment": "core.display.jinja_environment",  # the same `|reveal` filter
+        },
     },
 ]
 
@@ -242,10 +250,21 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["completions.access.IsStudyAdmin"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # JSON bodies nested too deep are a 400 (core/parsers.py), never a RecursionError's 500.
+    "DEFAULT_PARSER_CLASSES": [
+        "core.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    # The /api/ views throttle per user (token or session) and per anonymous address.
+    # The /api/ views throttle per user (token or session) and per anonymous address, counted
+    # atomically (core/throttling.py: parallel requests cannot pass the limit together).
+    "DEFAULT_THROTTLE_CLASSES": [
+        "core.throttling.UserRateLimit",
+        "core.throttling.AnonRateLimit",
+    ],
     "DEFAULT_THROTTLE_RATES": {
         "user": env.str("API_THROTTLE_USER", default="1200/minute"),
         "anon": env.str("API_THROTTLE_ANON", default="60/minute"),
@@ -360,10 +379,17 @@ LLM_BATCH_PRICE_FACTOR = env.float("LLM_BATCH_PRICE_FACTOR", default=0.5)
 # Providers and endpoints (docs/security.md, "Providers and endpoints"). Hosts the workers may
 # call (exact names, ".example.org" for a domain and its subdomains, "*" for any public host);
 # private and local addresses (127.0.0.1, 10/8, 192.168/16, ::1, link-local, and names that
-# resolve to them) only when LLM_ALLOW_PRIVATE_NETWORKS is on (scripts/demo.sh turns it on for
-# the bundled fake server; a local vLLM or Ollama needs it too, and its host on the list).
+# resolve to them) only at a host:port on LLM_ALLOWED_PRIVATE_HOSTS (a local vLLM or Ollama),
+# or anywhere when LLM_ALLOW_PRIVATE_NETWORKS is on (scripts/demo.sh turns it on for the
+# bundled fake server, on a port chosen at start; never in production).
+# The personal-data screen before a release finds phone numbers written the way these regions
+# write them (two-letter codes); a study may name its own (Study.phone_regions).
+PII_PHONE_REGIONS = env.list("PII_PHONE_REGIONS", default=["US", "GB"])
 LLM_ALLOWED_HOSTS = env.list("LLM_ALLOWED_HOSTS", default=["api.openai.com", "api.anthropic.com"])
 LLM_ALLOW_PRIVATE_NETWORKS = env.bool("LLM_ALLOW_PRIVATE_NETWORKS", default=False)
+# Local model servers by host AND port ("127.0.0.1:11434,localhost:8000"): a private address is
+# called only at a listed port, so allowing a local Ollama never opens the database's port.
+LLM_ALLOWED_PRIVATE_HOSTS = env.list("LLM_ALLOWED_PRIVATE_HOSTS", default=[])
 # Environment variables a shared endpoint may name as its key (superusers and the CLI only;
 # the server's own secrets never, whatever this says).
 LLM_KEY_ENV_ALLOWLIST = env.list(

@@ -5,9 +5,12 @@ An endpoint's base URL is checked when it is saved and again when a call is made
 - by name, without the network: http or https, no user name or password in the URL, and the
   host on `LLM_ALLOWED_HOSTS` (exact names, `.example.org` for a domain and its subdomains, `*`
   for any); https unless the host is a private address the operator allows;
-- by address: every address the name resolves to must be public, unless the operator allows
-  private networks (`LLM_ALLOW_PRIVATE_NETWORKS`: loopback, 10/8, 172.16/12, 192.168/16,
-  link-local, unique-local, CGNAT, 0.0.0.0 and the IPv6 forms that embed such an address).
+- by address: every address the name resolves to must be public (private: loopback, 10/8,
+  172.16/12, 192.168/16, link-local, unique-local, CGNAT, 0.0.0.0 and the IPv6 forms that embed
+  such an address), unless the operator allows that host at that port
+  (`LLM_ALLOWED_PRIVATE_HOSTS`, e.g. `127.0.0.1:11434` for a local Ollama: another port of the
+  same host, such as the database's 5432, stays refused), or every private address at every
+  port (`LLM_ALLOW_PRIVATE_NETWORKS`, for the demo and the tests).
 
 At call time the name is resolved once per new connection and the connection goes to an address
 that passed (`clients._GuardedBackend`), so a name that changes its answer between the check and
@@ -71,19 +74,47 @@ def _literal(host: str) -> str | None:
         return None
 
 
+def _normal_host(host: str) -> str:
+    host = host.strip().lower().strip("[]").rstrip(".")
+    return _literal(host) or host
+
+
+def host_and_port(entry: str) -> tuple[str, int]:
+    """`"127.0.0.1:11434"`, `"localhost:8000"` or `"[::1]:11434"` as (host, port)."""
+    parts = urlsplit("//" + entry.strip())
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if not parts.hostname or port is None:
+        raise ValueError(
+            f"LLM_ALLOWED_PRIVATE_HOSTS entry {entry!r} must be host:port, e.g. 127.0.0.1:11434"
+        )
+    return _normal_host(parts.hostname), port
+
+
 @dataclass(frozen=True)
 class HostPolicy:
     names: tuple[str, ...]
     allow_private: bool
+    # (host or address, port) pairs where a private address may be called.
+    private_hosts: frozenset[tuple[str, int]] = frozenset()
 
     @classmethod
     def from_settings(cls) -> HostPolicy:
         names = settings.LLM_ALLOWED_HOSTS
         normal = tuple(n.strip().lower().strip("[]").rstrip(".") for n in names if n.strip())
-        return cls(names=normal, allow_private=bool(settings.LLM_ALLOW_PRIVATE_NETWORKS))
+        private = getattr(settings, "LLM_ALLOWED_PRIVATE_HOSTS", [])
+        return cls(
+            names=normal,
+            allow_private=bool(settings.LLM_ALLOW_PRIVATE_NETWORKS),
+            private_hosts=frozenset(host_and_port(e) for e in private if e.strip()),
+        )
 
-    def name_allowed(self, host: str) -> bool:
+    def name_allowed(self, host: str, port: int | None = None) -> bool:
         host = host.lower().rstrip(".")
+        if port is not None and (_normal_host(host), port) in self.private_hosts:
+            return True
         literal = _literal(host)
         for entry in self.names:
             if entry == "*" or entry == host or (literal and _literal(entry) == literal):
@@ -91,6 +122,16 @@ class HostPolicy:
             if entry.startswith(".") and (host == entry[1:] or host.endswith(entry)):
                 return True
         return False
+
+    def private_allowed(self, host: str, address: str, port: int | None) -> bool:
+        """A private address is called only where the operator allows it: at this port of this
+        host name or address, or anywhere (LLM_ALLOW_PRIVATE_NETWORKS)."""
+        if self.allow_private:
+            return True
+        if port is None:
+            return False
+        pairs = {(_normal_host(host), port), (_normal_host(address), port)}
+        return bool(pairs & self.private_hosts)
 
     def check_url(self, url: str) -> tuple[str, str, int]:
         """The URL's scheme, host and port if its form and host name are allowed (no network)."""
@@ -103,23 +144,31 @@ class HostPolicy:
             raise HostNotAllowed("the base URL must start with http:// or https:// and name a host")
         if parts.username is not None or parts.password is not None:
             raise HostNotAllowed("the base URL must not carry a user name or password")
-        if not self.name_allowed(parts.hostname):
+        port = port or (443 if parts.scheme == "https" else 80)
+        if not self.name_allowed(parts.hostname, port):
             raise HostNotAllowed(
                 f"host {parts.hostname} is not on the operator's list of LLM hosts "
                 "(LLM_ALLOWED_HOSTS)"
             )
-        return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80)
+        return parts.scheme, parts.hostname, port
 
-    def check_addresses(self, scheme: str, host: str, addresses: list[str]) -> list[str]:
-        """The addresses (in order, without repeats) if every one is allowed for this scheme."""
+    def check_addresses(
+        self, scheme: str, host: str, addresses: list[str], port: int | None = None
+    ) -> list[str]:
+        """The addresses (in order, without repeats) if every one is allowed for this scheme
+        and port."""
         if not addresses:
             raise HostUnresolved(f"host {host} did not resolve to any address")
         public = [a for a in addresses if is_public(a)]
-        if len(public) < len(addresses) and not self.allow_private:
-            private = next(a for a in addresses if not is_public(a))
+        refused = [
+            a for a in addresses if not is_public(a) and not self.private_allowed(host, a, port)
+        ]
+        if refused:
+            where = f"{host}:{port}" if port is not None else host
             raise HostNotAllowed(
-                f"host {host} resolves to {private}, a private or local address, and the "
-                "operator has not allowed private networks (LLM_ALLOW_PRIVATE_NETWORKS)"
+                f"host {host} resolves to {refused[0]}, a private or local address, and the "
+                f"operator has not allowed {where} (LLM_ALLOWED_PRIVATE_HOSTS lists the host:port "
+                "pairs of local model servers)"
             )
         if scheme == "http" and public:
             # A key must not cross the internet in clear; local servers may use plain http.
@@ -132,7 +181,7 @@ class HostPolicy:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except (OSError, UnicodeError) as exc:
             raise HostUnresolved(f"host {host} does not resolve ({exc})") from None
-        return self.check_addresses(scheme, host, [str(info[4][0]) for info in infos])
+        return self.check_addresses(scheme, host, [str(info[4][0]) for info in infos], port)
 
     async def aresolve(self, scheme: str, host: str, port: int) -> list[str]:
         """Resolve `host` on the running event loop and check every address."""
@@ -141,7 +190,7 @@ class HostPolicy:
             infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except (OSError, UnicodeError) as exc:
             raise HostUnresolved(f"host {host} does not resolve ({exc})") from None
-        return self.check_addresses(scheme, host, [str(info[4][0]) for info in infos])
+        return self.check_addresses(scheme, host, [str(info[4][0]) for info in infos], port)
 
     def check_base_url(self, url: str, *, resolve: bool = True) -> None:
         """The save-time check. A name that does not resolve now is let through (the server may

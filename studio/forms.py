@@ -9,6 +9,7 @@ from django import forms
 from completions import cohorts
 from completions.families import AliasError, format_aliases, parse_aliases
 from completions.models import Study, System
+from completions.phones import parse_regions
 from studio.material_formats import HEAD_BYTES, KIND_WORDS, Detection, detect_kind
 from studio.models import ImportKind
 
@@ -17,7 +18,7 @@ from .services import MAX_UPLOAD_BYTES
 # The paper's grouping of a study's settings (4.2, 9.3, 9.6); the template renders one
 # fieldset per group.
 GROUPS = {
-    "Study": ["name", "slug", "description"],
+    "Study": ["name", "slug", "description", "phone_regions"],
     "Raters": [
         "rater_entry",
         "judgments_per_pair",
@@ -138,6 +139,12 @@ class StudyForm(forms.ModelForm):
     def clean_cohort_labels(self) -> str:
         try:
             return ", ".join(cohorts.parse_labels(self.cleaned_data.get("cohort_labels") or ""))
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+    def clean_phone_regions(self) -> str:
+        try:
+            return ", ".join(parse_regions(self.cleaned_data.get("phone_regions") or ""))
         except ValueError as exc:
             raise forms.ValidationError(str(exc)) from exc
 

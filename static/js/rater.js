@@ -3,6 +3,7 @@
    - the first invalid field gets focus and its message is announced;
    - a failed request (server error, expired page, network drop) shows a visible message with
      "Try again", and the answer stays in the form (also across a reload, in sessionStorage);
+   - a 503 with Retry-After (the database briefly away) sends the answer again by itself;
    - a heartbeat keeps the item reserved while the rater is active on the open page;
    - a live character counter under the reason box. */
 (function () {
@@ -58,9 +59,30 @@
     return "Your answer could not be sent (error " + status + "). Please try again.";
   }
 
+  /* 503 with Retry-After: the database is briefly away (a restart). The answer was not
+     stored; send it again by itself after the wait, for up to about five minutes. */
+  var autoRetries = 0;
+  var MAX_AUTO_RETRIES = 60;
+  function retryLater(xhr) {
+    var seconds = Number(xhr.getResponseHeader("Retry-After")) || 5;
+    var form = (lastForm && document.body.contains(lastForm)) ? lastForm : judgeForm();
+    if (!form || autoRetries >= MAX_AUTO_RETRIES) return false;
+    autoRetries += 1;
+    showAlert("The study is briefly unavailable. Your answer is kept and is sent again in " + seconds + " seconds.", true);
+    window.setTimeout(function () {
+      if (document.body.contains(form) && typeof form.requestSubmit === "function") form.requestSubmit();
+    }, seconds * 1000);
+    return true;
+  }
+
   document.addEventListener("htmx:responseError", function (event) {
-    var status = event.detail && event.detail.xhr ? event.detail.xhr.status : 0;
+    var xhr = event.detail && event.detail.xhr;
+    var status = xhr ? xhr.status : 0;
+    if (status === 503 && xhr.getResponseHeader("Retry-After") && retryLater(xhr)) return;
     showAlert(failureText(status), status !== 404);
+  });
+  document.addEventListener("htmx:afterRequest", function (event) {
+    if (event.detail && event.detail.successful) autoRetries = 0;
   });
   document.addEventListener("htmx:sendError", function () {
     showAlert("Could not reach the server: check your connection. Your answer is kept; try again when you are back online.", true);

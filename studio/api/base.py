@@ -5,10 +5,10 @@ from __future__ import annotations
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.generics import GenericAPIView
 from rest_framework.pagination import BasePagination, CursorPagination
-from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 from completions.access import IsStudyAdmin, access_study_for_admin
 from completions.models import Study
+from core.throttling import AnonRateLimit, UserRateLimit
 
 
 class IdCursorPagination(CursorPagination):
@@ -30,7 +30,7 @@ class StudyAdminApi(GenericAPIView):
     heart_role = "study_admin"
     authentication_classes = [TokenAuthentication, SessionAuthentication]
     permission_classes = [IsStudyAdmin]
-    throttle_classes = [UserRateThrottle, AnonRateThrottle]
+    throttle_classes = [UserRateLimit, AnonRateLimit]
     pagination_class: type[BasePagination] | None = None
 
     def study(self) -> Study:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
-from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 from completions.access import IsStudyAdmin
+from core.throttling import AnonRateLimit, UserRateLimit
 
 
 class SchemaView(SpectacularAPIView):
@@ -15,7 +15,7 @@ class SchemaView(SpectacularAPIView):
     heart_role = "study_admin"
     authentication_classes = [TokenAuthentication, SessionAuthentication]
     permission_classes = [IsStudyAdmin]
-    throttle_classes = [UserRateThrottle, AnonRateThrottle]
+    throttle_classes = [UserRateLimit, AnonRateLimit]
 
 
 class DocsView(SpectacularSwaggerSplitView):
@@ -25,7 +25,7 @@ class DocsView(SpectacularSwaggerSplitView):
     heart_role = "study_admin"
     authentication_classes = [SessionAuthentication, TokenAuthentication]
     permission_classes = [IsStudyAdmin]
-    throttle_classes = [UserRateThrottle, AnonRateThrottle]
+    throttle_classes = [UserRateLimit, AnonRateLimit]
     template_name = "api/docs.html"
     url_name = "api:schema"
 

@@ -157,15 +157,17 @@ def llm_prompts(study: Study) -> dict[str, Any]:
         return {"version": t.version, "system": t.system, "user": t.user, "sha256": t.sha256}
 
     # Each template the study's verdicts were made with (they store its version), readable.
-    used = set(
+    # Imported and demo verdicts name none: None (or anything not a known version) is skipped.
+    stored = (
         Judgment.objects.filter(study=study, judge_kind=JudgeKind.LLM)
         .values_list("metadata__template", flat=True)
         .distinct()
     )
+    used = {v for v in stored if isinstance(v, str) and v in judge_prompt.TEMPLATES}
     runs = Run.objects.filter(study=study).prefetch_related("endpoints").order_by("id")
     return {
         "judge_template": template(judge_prompt.CURRENT.version),
-        "judge_templates_used": [template(v) for v in sorted(used) if v in judge_prompt.TEMPLATES],
+        "judge_templates_used": [template(v) for v in sorted(used)],
         "supporter_prompts": list(
             SupporterPrompt.objects.filter(study=study)
             .order_by("version")

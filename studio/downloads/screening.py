@@ -1,7 +1,9 @@
 """The personal-data screen before a release: writer texts and rater rationales.
 
 The same rules as the contexts at import (completions.esconv.identifying_kinds: e-mail
-addresses, phone numbers, web addresses, street addresses). What the screen flags becomes a
+addresses, phone numbers, web addresses, street addresses), and phone numbers as written in
+every region the study names (`Study.phone_regions`, else `PII_PHONE_REGIONS`:
+completions.phones). What the screen flags becomes a
 `ReleaseHold`: out of every bundle (its text null there) until a study admin releases it on the
 downloads page. The datasheet reports what was screened and what was held (`ScreenSummary`).
 """
@@ -16,6 +18,7 @@ from django.utils import timezone
 from annotation.models import JudgeKind, Judgment
 from completions.esconv import identifying_kinds
 from completions.models import Completion, Study, SystemKind
+from completions.phones import regions_for
 from studio.models import ReleaseHold
 
 CHUNK = 5000
@@ -56,13 +59,14 @@ def release_screen(*, study: Study) -> ScreenSummary:
     """Screen every writer text and rationale; hold what is flagged (once); sum up."""
     summary = ScreenSummary()
     new = []
+    regions = regions_for(study.phone_regions)
     for pk, text in _writer_texts(study).iterator(chunk_size=CHUNK):
         summary.writer_texts += 1
-        if kinds := identifying_kinds(text):
+        if kinds := identifying_kinds(text, regions):
             new.append(_hold(study, ReleaseHold.Kind.WRITER_TEXT, kinds, completion_id=pk))
     for pk, text in _rationales(study).iterator(chunk_size=CHUNK):
         summary.rationales += 1
-        if kinds := identifying_kinds(text):
+        if kinds := identifying_kinds(text, regions):
             new.append(_hold(study, ReleaseHold.Kind.RATIONALE, kinds, judgment_id=pk))
     ReleaseHold.objects.bulk_create(new, ignore_conflicts=True, batch_size=CHUNK)
     holds = ReleaseHold.objects.filter(study=study).select_related("completion")

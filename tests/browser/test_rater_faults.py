@@ -93,6 +93,31 @@ def test_a_server_error_is_shown_and_the_answer_survives_a_reload(tab, transacti
     assert Rater.objects.count() == 1
 
 
+def test_a_503_while_the_database_is_away_is_sent_again_by_itself(tab, transactional_db):
+    study = build_study(items_per_rater=3, quality_check_rate=0)
+    _start(tab, study)
+    away = []
+
+    def once_away(route):  # the first submit lands in the outage, the next one does not
+        if away:
+            route.continue_()
+            return
+        away.append(route.request.url)
+        route.fulfill(status=503, headers={"Retry-After": "1"}, body="away")
+
+    tab.route("**/submit/", once_away)
+    tab.locator("label[for=choice-5]").click()
+    tab.get_by_label("Why?").fill("sent again by itself")
+    tab.get_by_role("button", name="Submit and continue").click()
+    expect(tab.locator("#rater-alert")).to_contain_text("briefly unavailable")
+    # No click: the page sends the answer again after the wait the server asked for.
+    expect(tab.get_by_role("heading", name="Item 2 of 3")).to_be_visible()
+    expect(tab.locator("#rater-alert")).to_be_hidden()
+    assert len(away) == 1
+    judgment = Judgment.objects.get()
+    assert judgment.rationale == "sent again by itself" and judgment.metadata["choice"] == 5
+
+
 def test_the_reason_box_counts_characters(tab, transactional_db):
     study = build_study(items_per_rater=3, quality_check_rate=0, rationale_max_chars=40)
     _start(tab, study)

@@ -74,8 +74,11 @@ AFTER_SQUASH = {
         "0004_rater_withdrawn_assignment_released",  # withdrawal; items released at a stop
     ],
     "writing": ["0002_participant"],
-    # rater weights and the study's target; the adaptive goal
-    "completions": ["0002_study_rater_weights_target", "0003_study_adaptive_goal"],
+    "completions": [
+        "0002_study_rater_weights_target",  # rater weights and the study's target
+        "0003_study_adaptive_goal",  # the adaptive goal
+        "0004_study_phone_regions",  # the regions whose phone numbers the screen finds
+    ],
     "ranking": ["0002_board_event_goal_plan"],  # the board's record, the goal planner
     "care": ["0002_withdrawal_skip_limit"],  # withdrawal allowed; the skip limit reached
     **NEW_APPS,  # rater outcomes and Prolific (recruitment)

@@ -172,3 +172,27 @@ def test_a_huge_writer_text_is_refused_and_not_sent_back(client):
     assert len(page.content) < 50_000  # the limit's worth of it, not 1.5 MB
     writing = Writing.objects.get()
     assert writing.status == "draft" and writing.text == ""
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/r/{rater}%00/",
+        "/r/{rater}%00/consent/",
+        "/r/{rater}%00/qualify/",
+        "/r/{rater}%00/break/",
+        "/r/{rater}%00/support/",
+        "/w/{writer}%00/",
+        "/w/t/ab%00/skip/",
+        "/studio/a%00b/",
+    ],
+)
+def test_a_nul_in_the_path_is_refused_clearly_for_anyone(path):
+    rater_study = build_study()
+    writer_study = build_writing_study(n_contexts=1)
+    url = path.format(
+        rater=rater_study.invite_token, writer=writing_settings(writer_study).invite_token
+    )
+    _refused_with_nul(Client().get(url))
+    _refused_with_nul(Client().post(url, {"agree": "on"}))
+    assert not Rater.objects.exists()

@@ -166,3 +166,46 @@ def test_redirects_are_not_followed(settings):
     assert unit.status == UnitStatus.FAILED and "HTTP 307" in unit.error
     assert len(first.requests) == 1  # answered 307: not followed, not retried
     assert target.connections == 0
+
+
+@pytest.fixture
+def one_local_model_server(settings):
+    """The operator lists the local host and allows one model server on it by port."""
+    settings.LLM_ALLOWED_HOSTS = ["api.openai.com", "127.0.0.1"]
+    settings.LLM_ALLOW_PRIVATE_NETWORKS = False
+    settings.LLM_ALLOWED_PRIVATE_HOSTS = ["127.0.0.1:11434"]
+
+
+def test_an_allowed_local_model_server_opens_its_port_only(one_local_model_server):
+    _check("http://127.0.0.1:11434/v1")  # no error
+    for url in ["http://127.0.0.1:5432/", "http://127.0.0.1:6379/", "http://127.0.0.1/v1"]:
+        with pytest.raises(EndpointError, match="a private or local address"):
+            _check(url)
+    with pytest.raises(EndpointError, match="not allowed 127.0.0.1:5432"):
+        _check("http://127.0.0.1:5432/")
+    with pytest.raises(EndpointError, match="not on the operator's list"):
+        _check("http://localhost:5432/")  # neither listed nor allowed by port
+
+
+def test_a_call_reaches_the_listed_port_and_never_another_one(settings):
+    settings.LLM_ALLOWED_HOSTS = ["*"]
+    settings.LLM_ALLOW_PRIVATE_NETWORKS = False
+    with Listener() as allowed, Listener() as other:
+        settings.LLM_ALLOWED_PRIVATE_HOSTS = [f"127.0.0.1:{allowed.port}"]
+        refused = _run_against(_endpoint(f"http://127.0.0.1:{other.port}/v1"))
+        assert refused.status == UnitStatus.FAILED and "private or local" in refused.error
+        assert other.connections == 0
+        Endpoint.objects.filter(name="probe").update(name="refused")
+        done = _run_against(_endpoint(f"http://127.0.0.1:{allowed.port}/v1"))
+        assert done.status == UnitStatus.DONE, done.error
+        assert allowed.connections >= 1
+
+
+def test_private_host_entries_are_host_and_port():
+    from llm.hosts import host_and_port
+
+    assert host_and_port("127.0.0.1:11434") == ("127.0.0.1", 11434)
+    assert host_and_port("LocalHost:8000") == ("localhost", 8000)
+    assert host_and_port("[::1]:11434") == ("::1", 11434)
+    with pytest.raises(ValueError, match="must be host:port"):
+        host_and_port("127.0.0.1")

@@ -379,3 +379,21 @@ def test_the_release_recomputes_under_the_studys_verdict_rule(tmp_path):
     assert {r["system"]: r["elo"] for r in by_count["systems"]} != {
         r["system"]: r["elo"] for r in released["all"]["systems"]
     }
+
+
+def test_the_bundle_builds_when_llm_verdicts_mix_a_template_with_none(admin_client, tmp_path):
+    from annotation.judge_prompt import CURRENT
+    from annotation.models import Judgment
+
+    study = _build(tmp_path)
+    llm = Judgment.objects.filter(study=study, judge_kind="llm")
+    run = llm.first()  # one verdict from a real run; the imported ones name no template
+    run.metadata = {**(run.metadata or {}), "template": CURRENT.version}
+    run.save(update_fields=["metadata"])
+    assert llm.exclude(pk=run.pk).exists()
+    response = admin_client.post(reverse("downloads:release", args=[study.slug]))
+    assert response.status_code == 200
+    bundle = zipfile.ZipFile(io.BytesIO(_body(response)))
+    name = next(n for n in bundle.namelist() if n.endswith("llm_prompts.json"))
+    used = json.loads(bundle.read(name))["judge_templates_used"]
+    assert [t["version"] for t in used] == [CURRENT.version]

@@ -109,3 +109,60 @@ def test_only_this_studys_admins_decide_on_its_holds(admin_client, tmp_path):  #
     )
     hold.refresh_from_db()
     assert hold.decision == "pending"
+
+
+def _plant_texts(study, writer_texts: list[str], rationales: list[str]) -> None:
+    texts = Completion.objects.filter(context__study=study, system__name="human-w").order_by("id")
+    for completion, text in zip(texts, writer_texts, strict=False):
+        completion.text = text
+        completion.save(update_fields=["text"])
+    judgments = Judgment.objects.filter(study=study, judge_kind="human", pair__isnull=False)
+    for judgment, text in zip(judgments.order_by("id"), rationales, strict=False):
+        judgment.rationale = text
+        judgment.save(update_fields=["rationale"])
+
+
+BRITISH = [
+    "Ring me on 07700 900123 whenever you like.",
+    "Or my work line, +44 7700 900123, after six.",
+]
+
+
+def test_british_phone_numbers_stay_out_of_the_bundle_by_default(
+    admin_client,  # noqa: F811
+    tmp_path,
+):
+    study = _build(tmp_path)  # the server's default regions: US and GB
+    _plant_texts(study, BRITISH, ["A was kinder. Text me on 07700 900456."])
+    folder = _bundle(admin_client, study, tmp_path, "gb")
+    everything = "".join(p.read_text() for p in folder.glob("*.jsonl"))
+    for number in ("07700 900123", "+44 7700 900123", "07700 900456"):
+        assert number not in everything, number
+    holds = ReleaseHold.objects.filter(study=study)
+    assert holds.count() == 3 and {h.found for h in holds} == {"phone number"}
+
+
+def test_the_regions_the_study_names_decide_national_numbers(admin_client, tmp_path):  # noqa: F811
+    study = _build(tmp_path)
+    study.phone_regions = "US"
+    study.save(update_fields=["phone_regions"])
+    american, british = "Call me at (555) 123 4567.", "Ring me on 07700 900123."
+    _plant_texts(study, [american, british, "+44 7700 900123 works too."], [])
+    folder = _bundle(admin_client, study, tmp_path, "us")
+    texts = (folder / "completions.jsonl").read_text()
+    assert "(555) 123 4567" not in texts and "+44 7700 900123" not in texts  # held
+    assert british in texts  # not how the US writes a number: published
+    assert ReleaseHold.objects.filter(study=study).count() == 2
+
+
+def test_the_study_form_takes_region_codes_and_refuses_unknown_ones(admin_client, tmp_path):  # noqa: F811
+    from studio.forms import StudyForm
+
+    study = _build(tmp_path)
+    form = StudyForm(instance=study)
+    data = {n: form.initial[n] for n in form.fields if form.initial.get(n) not in (None, "")}
+    good = StudyForm({**data, "phone_regions": "gb; us"}, instance=study)
+    assert good.is_valid(), good.errors
+    assert good.cleaned_data["phone_regions"] == "GB, US"
+    bad = StudyForm({**data, "phone_regions": "GB, XX"}, instance=study)
+    assert not bad.is_valid() and "Unknown region code(s): XX" in str(bad.errors)
