@@ -39,7 +39,6 @@ from .adaptive import (
     _pair_quadratic,
     comparison_information,
     covariance,
-    optimal_design,
 )
 
 GOALS = ("best", "top_k", "anchor", "order")
@@ -49,6 +48,9 @@ MIN_GAP_SD = 0.5
 #: The greedy plan takes at most this many steps; with a larger batch each step stands for
 #: several judgments (so a plan of 2,000 costs what one of 200 does).
 MAX_PICKS = 200
+#: The planner's best design for a goal is searched for up to this many systems (its cost grows
+#: as the cube of the systems; a refit of 60 systems spends about a second on it).
+MAX_PLAN_SYSTEMS = 60
 
 
 @dataclass(frozen=True)
@@ -185,27 +187,59 @@ def uniform_design(k: int) -> np.ndarray:
 
 
 def goal_design(
-    theta: np.ndarray, goal: Goal, *, verdict_weight: float = 1.0, rounds: int = 8
+    theta: np.ndarray,
+    goal: Goal,
+    *,
+    verdict_weight: float = 1.0,
+    rounds: int = 5,
+    iterations: int = 100,
 ) -> np.ndarray:
     """The best fixed design for ``goal`` if ``theta`` were the true strengths: the share of
     judgments per system pair that makes the goal pair hardest to separate as easy as it can.
-    An A-optimal design (`ranking.adaptive.optimal_design`) for the goal's contrasts scaled by
-    their gaps, re-weighted a few rounds towards the pairs that still need the most (a minimax
-    design approached from the A-optimal one)."""
+
+    The design judges the goal's own pairs only (a comparison through a third system tells
+    less than a direct one, and leaving them out keeps this fast for many systems): an
+    A-optimal design for the goal's contrasts scaled by their gaps, found by the multiplicative
+    algorithm (Silvey, Titterington and Torsney 1978, with the square-root step that converges
+    for A-optimality), and re-weighted a few rounds towards the pairs that still need the most
+    (a minimax design approached from the A-optimal one)."""
     theta = np.asarray(theta, dtype=float)
     k = len(theta)
     pairs = goal_pairs(theta, goal)
-    gaps = np.array([max(theta[i] - theta[j], 1e-3) for i, j in pairs])
+    first = np.array([i for i, _ in pairs])
+    second = np.array([j for _, j in pairs])
+    gaps = np.maximum(theta[first] - theta[second], 1e-3)
+    w = comparison_information(theta, verdict_weight)[first, second]
+    share = np.full(len(pairs), 1.0 / len(pairs))
     emphasis = np.ones(len(pairs))
-    design = uniform_design(k)
+    centre = np.ones((k, k)) / k + 1e-9 * np.eye(k)  # finite while a share tends to 0
     for _ in range(rounds):
         contrasts = _contrast_matrix(k, pairs, gaps / np.sqrt(emphasis))
-        design = optimal_design(
-            theta, contrasts=contrasts, verdict_weight=verdict_weight, iterations=300
-        )
+        for _ in range(iterations):
+            cov = np.linalg.inv(_laplacian(k, first, second, share * w) + centre)
+            projected = cov @ contrasts
+            spread = projected @ projected.T
+            gradient = w * (
+                spread[first, first] + spread[second, second] - 2.0 * spread[first, second]
+            )
+            # The square root (Fellman; Yu 2010) makes the A-optimal iteration converge; with
+            # the plain gradient it swings between two designs on a goal whose pairs form a tree.
+            step = share * np.sqrt(gradient)
+            share = np.maximum(step / step.sum(), 1e-12)
+        design = np.zeros((k, k))
+        design[first, second] = share
+        design = design + design.T
         need = _needs(theta, design, pairs, gaps, verdict_weight)
         emphasis *= need / need.max()
     return design
+
+
+def _laplacian(k: int, first: np.ndarray, second: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    matrix = np.zeros((k, k))
+    np.add.at(matrix, (first, second), -weights)
+    np.add.at(matrix, (second, first), -weights)
+    matrix[np.diag_indices(k)] = -matrix.sum(axis=1)
+    return matrix
 
 
 def _needs(
@@ -276,14 +310,15 @@ def goal_plan(
     verdict_weight: float = 1.0,
     tie_rate: float = 0.0,
 ) -> GoalPlan:
-    """Judgments each design needs for ``goal`` at ``theta`` (the planner's two numbers)."""
+    """Judgments each design needs for ``goal`` at ``theta`` (the planner's two numbers; the
+    adaptive one is None above `MAX_PLAN_SYSTEMS` systems)."""
     theta = np.asarray(theta, dtype=float)
     k = len(theta)
     if k < 2:
         return GoalPlan(goal, None, None)
     options = {"alpha": alpha, "verdict_weight": verdict_weight, "tie_rate": tie_rate}
     uniform = judgments_needed(theta, uniform_design(k), goal, **options)
-    if uniform is None:
-        return GoalPlan(goal, None, None)
+    if uniform is None or k > MAX_PLAN_SYSTEMS:
+        return GoalPlan(goal, uniform, None)
     design = goal_design(theta, goal, verdict_weight=verdict_weight)
     return GoalPlan(goal, uniform, judgments_needed(theta, design, goal, **options))
