@@ -69,6 +69,7 @@ AFTER_SQUASH = {
     "annotation": ["0002_participant"],  # raters and writers share completions.Participant
     "writing": ["0002_participant"],
     "completions": ["0002_study_rater_weights_target"],  # rater weights and the study's target
+    "ranking": ["0002_snapshot_sections"],  # category and cohort boards stored by the refit
 }
 
 
