@@ -44,12 +44,18 @@ STRATEGIES = [
 ]
 
 
-def fill(n_judgments: int, seed: int = 0):
+EMOTIONS = ["anxiety", "depression", "sadness", "anger", "fear", "shame", "disgust"]
+PROBLEMS = ["job crisis", "breakup", "academic pressure", "conflict with friends", "grief"]
+
+
+def fill(n_judgments: int, seed: int = 0, style: list[str] | None = None):
     from annotation.models import Judgment, Pair, Rater
     from completions.models import Completion, DialogueContext, Study, System
 
     rng = random.Random(seed)
-    study = Study.objects.create(slug="bench", name="bench", judgments_per_pair=10_000)
+    study = Study.objects.create(
+        slug="bench", name="bench", judgments_per_pair=10_000, style_features=style or []
+    )
     systems = System.objects.bulk_create(
         System(
             study=study,
@@ -70,6 +76,8 @@ def fill(n_judgments: int, seed: int = 0):
             adversarial=i < ADVERSARIAL,
             source="ESConv",
             source_id=str(i // 2),  # two contexts cut from each source dialogue
+            emotion_type=EMOTIONS[i % len(EMOTIONS)],
+            problem_type=PROBLEMS[i % len(PROBLEMS)],
         )
         for i in range(CONTEXTS)
     )
@@ -78,7 +86,8 @@ def fill(n_judgments: int, seed: int = 0):
             Completion(
                 context=c,
                 system=s,
-                text="reply",
+                # Replies of different lengths, some asking a question (style features).
+                text=" ".join(["reply"] * rng.randint(5, 60)) + ("?" if rng.random() < 0.3 else ""),
                 metadata={"strategies": rng.sample(STRATEGIES, 3)},
             )
             for c in contexts
@@ -199,16 +208,20 @@ def _timed_reads(study, repeat: int) -> list[tuple[str, float, float]]:
     return out
 
 
-def run(n_judgments: int, repeat: int, n_reads: int) -> None:
+def run(n_judgments: int, repeat: int, n_reads: int, style: list[str] | None = None) -> None:
     from django.db import connection
 
     from ranking import services
     from ranking.models import LeaderboardSnapshot
+    from ranking.services import cohorts
 
     t0 = time.perf_counter()
-    study = fill(n_judgments)
+    study = fill(n_judgments, style=style)
     filled = time.perf_counter() - t0
-    print(f"\n== {n_judgments:,} judgments: filled in {filled:.1f} s ({connection.vendor})")
+    print(
+        f"\n== {n_judgments:,} judgments, style features {style or 'none'}: "
+        f"filled in {filled:.1f} s ({connection.vendor})"
+    )
     data = services.study_data_load(study)
     rows = [
         ("study_data_load (7 queries)", lambda: services.study_data_load(study)),
@@ -219,6 +232,32 @@ def run(n_judgments: int, repeat: int, n_reads: int) -> None:
         (
             "agreement_compute (1000 bootstraps)",
             lambda: services.agreement_compute(study, data=data),
+        ),
+        (
+            "boards by emotion_type (all judges)",
+            lambda: services.by_compute(
+                data,
+                study=study,
+                key="emotion_type",
+                judges="all",
+                subset="all",
+                params=services.params_resolve("default"),
+            ),
+        ),
+        (
+            "boards by cohort (human judges)",
+            lambda: cohorts.cohort_analysis_compute(study, data=data),
+        ),
+        (
+            "every section of the human board (by field, cohorts)",
+            lambda: services.sections_compute(
+                data,
+                study=study,
+                judges="human",
+                subset="all",
+                preset="default",
+                params=services.params_resolve("default"),
+            ),
         ),
     ]
     if os.environ.get("PROFILE"):
@@ -255,7 +294,11 @@ def main() -> None:
     parser.add_argument("--judgments", type=int, nargs="+", default=[42_000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--reads", type=int, default=40)
+    parser.add_argument(
+        "--style", default="", help="style features the study controls for, e.g. length,questions"
+    )
     args = parser.parse_args()
+    style = [f for f in args.style.split(",") if f]
     base_url = os.environ.get("DATABASE_URL")
     os.environ["DATABASE_URL"] = bench_database_url(base_url, name=BENCH_DB)
     os.environ.pop("REDIS_URL", None)
@@ -274,7 +317,7 @@ def main() -> None:
             connection.close()
             bench_database_url(base_url, name=BENCH_DB)  # a fresh database for each size
             call_command("migrate", verbosity=0)
-            run(n, args.repeat, args.reads)
+            run(n, args.repeat, args.reads, style)
         print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     finally:
         connection.close()

@@ -44,11 +44,18 @@ def category_boards(
     everyone: pd.DataFrame | None = None,
     aliases: dict[str, Any] | None = None,
     min_per_system: int = MIN_PER_SYSTEM,
+    shared: dict[Any, Any] | None = None,
 ) -> dict[str, Any]:
     """``{"by": {value: board}, "by_warnings": [...], "by_threshold": {...}}``, categories
     largest first. ``categories``: context id -> value; ``judgments``: the board's counted
-    verdicts; ``everyone``: every judge's (agreement reads them; default ``judgments``)."""
+    verdicts; ``everyone``: every judge's (agreement reads them; default ``judgments``).
+
+    ``shared``: a dict kept by the caller across the boards of one refit. What does not depend
+    on the board's judges (the agreement of every judge, the strategy use of the completions)
+    is computed once per category and context set and read back from it by the next board.
+    """
     everyone = judgments if everyone is None else everyone
+    shared = {} if shared is None else shared
     value_of = _values(judgments, categories)
     everyone_value = _values(everyone, categories)
     order = value_of.value_counts().index
@@ -59,8 +66,13 @@ def category_boards(
         contexts = set(rows["context"])
         cell = _board(rows, systems, params, rule, judges)
         cell["n_contexts"] = len(contexts)
-        cell["agreement"] = _agreement(everyone[everyone_value == value], rule)
-        cell["strategies"] = _strategies(completions, contexts, aliases)
+        if ("agreement", value) not in shared:
+            shared["agreement", value] = _agreement(everyone[everyone_value == value], rule)
+        cell["agreement"] = shared["agreement", value]
+        strategies_key = ("strategies", frozenset(contexts))
+        if strategies_key not in shared:
+            shared[strategies_key] = _strategies(completions, contexts, aliases)
+        cell["strategies"] = shared[strategies_key]
         smallest = min((row["n"] for row in cell["systems"]), default=0)
         cell["smallest_system_n"] = smallest
         ranked = [row for row in cell["systems"] if not row["too_few"]]

@@ -268,30 +268,10 @@ def study_quality_compute(
     }
 
 
-def judgments_needed(
-    section: dict[str, Any], target: float, board_name: str = "human"
-) -> dict[str, Any]:
-    """What the admin's ``target`` separability needs on ``board_name`` (from a stored
-    ``study_quality`` section: its separation factors)."""
-    separation = (section.get("separation") or {}).get(board_name)
-    if not separation:
-        return {
-            "board": board_name,
-            "target": target,
-            "judgments": 0,
-            "needed": None,
-            "additional": None,
-        }
-    result = study_quality.judgments_needed(separation["factors"], separation["judgments"], target)
-    current = (section.get("separability") or {}).get(board_name) or {}
-    return dict(result, board=board_name, separability=current.get("value"))
-
-
-def study_quality_served(section: dict[str, Any], target: float) -> dict[str, Any]:
-    """The contract's shape of a stored ``study_quality`` section for the study's target."""
-    served = {k: v for k, v in section.items() if k != "separation"}
-    served["judgments_needed"] = judgments_needed(section, target)
-    return served
+# Read by the leaderboard page: they live in the light `study_quality` module so that a page
+# read imports no numpy or pandas (kept here under their old names for the command).
+judgments_needed = study_quality.section_judgments_needed
+study_quality_served = study_quality.study_quality_served
 
 
 def _table(result: dict[str, Any]) -> pd.DataFrame | None:

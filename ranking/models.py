@@ -90,6 +90,10 @@ class LeaderboardSnapshot(models.Model):
     n_systems = models.PositiveIntegerField(default=0)
     params = models.JSONField(default=dict, blank=True)
     result = models.JSONField(default=dict, blank=True)
+    # Boards shown on pages of their own, fitted by the same refit so that no page fits:
+    # {"by": {context field: its boards}, "cohorts": the cohort analysis (human boards only)}.
+    # Kept apart from `result` so that reading the main board does not load them.
+    sections = models.JSONField(default=dict, blank=True)
     duration_ms = models.PositiveIntegerField(default=0)
 
     class Meta:

@@ -321,9 +321,16 @@ def snapshot_latest(
 ) -> LeaderboardSnapshot | None:
     return (
         LeaderboardSnapshot.objects.filter(study=study, judges=judges, subset=subset, preset=preset)
+        .defer("sections")  # read only by the pages that show them (snapshot_sections)
         .order_by("-created_at", "-id")
         .first()
     )
+
+
+def snapshot_sections(snapshot_id: int) -> dict[str, Any]:
+    """A snapshot's boards by context field and by cohort ({} when it has none)."""
+    rows = LeaderboardSnapshot.objects.filter(pk=snapshot_id).values_list("sections", flat=True)
+    return dict(rows.first() or {})
 
 
 def snapshot_history(study: Study, *, limit: int = 100) -> QuerySet[LeaderboardSnapshot]:

@@ -193,3 +193,29 @@ def judgments_needed(
         return dict(result, needed=None, additional=None)
     needed = math.ceil(n_judgments * max(factor, 1.0))
     return dict(result, needed=needed, additional=max(needed - n_judgments, 0))
+
+
+def section_judgments_needed(
+    section: dict[str, Any], target: float, board_name: str = "human"
+) -> dict[str, Any]:
+    """What the admin's ``target`` separability needs on ``board_name`` (from a stored
+    ``study_quality`` section: its separation factors)."""
+    separation = (section.get("separation") or {}).get(board_name)
+    if not separation:
+        return {
+            "board": board_name,
+            "target": target,
+            "judgments": 0,
+            "needed": None,
+            "additional": None,
+        }
+    result = judgments_needed(separation["factors"], separation["judgments"], target)
+    current = (section.get("separability") or {}).get(board_name) or {}
+    return dict(result, board=board_name, separability=current.get("value"))
+
+
+def study_quality_served(section: dict[str, Any], target: float) -> dict[str, Any]:
+    """The contract's shape of a stored ``study_quality`` section for the study's target."""
+    served = {k: v for k, v in section.items() if k != "separation"}
+    served["judgments_needed"] = section_judgments_needed(section, target)
+    return served

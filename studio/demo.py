@@ -227,6 +227,7 @@ def load_demo(*, stdout=None) -> Study:
     except EndpointError as exc:  # the operator has not allowed the local fake server
         if stdout:
             stdout.write(f"Demo LLM endpoints not registered: {exc}")
+    _demo_boards(study)
     return study
 
 
@@ -243,6 +244,15 @@ def _demo_checks(study: Study) -> None:
     for item in legacy:
         quality_item_retire(item=item)
     quality_checks_ensure(study=study)
+
+
+def _demo_boards(study: Study) -> None:
+    """Fit the demo's boards now (every section, categories and cohorts included), so the
+    first read of the leaderboard is a stored snapshot; unchanged judgments store nothing."""
+    from ranking.models import RefitTrigger
+    from ranking.services import snapshot_refit_study
+
+    snapshot_refit_study(study_id=study.pk, trigger=RefitTrigger.COMMAND)
 
 
 def _demo_care(study: Study) -> None:

@@ -22,6 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
+import sys
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -92,6 +94,9 @@ class StudyData:
     pair_texts: pd.DataFrame | None = None  # per pair, its two texts (style features read them)
     rater_weights: str = "none"  # the study's setting (ranking.raters.RATER_WEIGHTS)
     rater_quality: pd.DataFrame | None = None  # the rater model, fitted once when first needed
+    # What the boards of one refit share (ranking.categories: a category's agreement of every
+    # judge and its strategy use), keyed by what it depends on besides this load.
+    shared: dict[Any, Any] = field(default_factory=dict)
 
     def select(
         self, *, judges: str = "all", subset: str = "all", raw: bool = False
@@ -251,19 +256,19 @@ def _with_study_settings(data: StudyData, params: dict[str, Any]) -> dict[str, A
 
 def json_safe(value: Any) -> Any:
     """Plain JSON types only (numpy scalars and NaN become floats and null)."""
-    import numpy as np
-
+    # A numpy value exists only where numpy is loaded: a page read (plain JSON) never loads it.
+    np = sys.modules.get("numpy")
     if isinstance(value, dict):
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [json_safe(v) for v in value]
-    if isinstance(value, np.bool_ | bool):
+    if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
         return bool(value)
-    if isinstance(value, np.integer):
+    if np is not None and isinstance(value, np.integer):
         return int(value)
-    if isinstance(value, np.floating | float):
+    if isinstance(value, float) or (np is not None and isinstance(value, np.floating)):
         value = float(value)
-        return None if np.isnan(value) or np.isinf(value) else value
+        return None if math.isnan(value) or math.isinf(value) else value
     return value
 
 
@@ -333,6 +338,7 @@ def by_compute(
         judges=judges,
         everyone=data.select(subset=subset),
         aliases=data.aliases,
+        shared=data.shared.setdefault(("by", key, subset), {}),
     )
     safe: dict[str, Any] = json_safe(dict(section, by_key=key))
     return safe
@@ -356,19 +362,66 @@ def leaderboard_by(
     preset: str = "default",
     result: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The served leaderboard (``leaderboard_current``) with its boards by ``key``; computed on
-    first request for a snapshot and cached with it (only asked-for splits cost anything)."""
+    """The served leaderboard (``leaderboard_current``) with its boards by ``key``, read from
+    the snapshot (the refit fits them). A snapshot without them (stored before the key
+    existed) asks for a refit and the result says "updating" with ``by_pending``."""
     result = result or leaderboard_current(study, judges=judges, subset=subset, preset=preset)
-    cache_key = f"ranking:{result['cache_key']}:by:{key}" if result.get("cache_key") else None
-    section = cache.get(cache_key) if cache_key else None
-    if section is None:
-        data = study_data_load(study)
-        section = by_compute(
-            data, study=study, key=key, judges=judges, subset=subset, params=params_resolve(preset)
+    section = _stored_by(result, key)
+    if section is None and result["snapshot"] is not None:
+        snapshot_request_refit(
+            study=study,
+            trigger=RefitTrigger.STALE,
+            boards=[[judges, subset, preset]],
+            read_after=True,
         )
-        if cache_key:
-            cache.set(cache_key, section, CACHE_SECONDS)
-    return dict(result, **section)
+        section = _stored_by(result, key)  # outside a request the refit has run by now
+    if section is not None:
+        return dict(result, **section)
+    pending = refit_pending(study)
+    waiting = "computing" if result["snapshot"] is None else "updating"
+    result = dict(result, status=waiting, refit={"since": pending["since"]} if pending else None)
+    return dict(result, by_key=key, by={}, by_warnings=[], by_pending=True)
+
+
+def _stored_by(result: dict[str, Any], key: str) -> dict[str, Any] | None:
+    """The boards by ``key`` stored with the served snapshot, if any."""
+    if result["snapshot"] is None:
+        return None
+    section: dict[str, Any] | None = (
+        selectors.snapshot_sections(result["snapshot"]["id"]).get("by", {}).get(key)
+    )
+    return section
+
+
+def sections_compute(
+    data: StudyData, *, study: Study, judges: str, subset: str, preset: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    """The boards of a snapshot that pages of their own show: by each context field the study
+    can be split by, and (for a human board) by rater cohort."""
+    from .cohorts import cohort_analysis_compute
+
+    sections: dict[str, Any] = {
+        "by": {
+            key: by_compute(data, study=study, key=key, judges=judges, subset=subset, params=params)
+            for key in selectors.context_category_keys(study)
+        }
+    }
+    if judges == JudgeFilter.HUMAN:
+        sections["cohorts"] = cohort_analysis_compute(
+            study, data=data, subset=subset, preset=preset
+        )
+    return sections
+
+
+def _sections_outdated(study: Study, judges: str, sections: dict[str, Any]) -> bool:
+    """Whether stored sections miss a context field or cohorts the study has now."""
+    from .cohorts import cohort_labels
+
+    if set(sections.get("by", {})) != set(selectors.context_category_keys(study)):
+        return True
+    if judges != JudgeFilter.HUMAN:
+        return False
+    return bool(sections.get("cohorts", {}).get("labels") != cohort_labels(study))
 
 
 # --------------------------------------------------------------------------- snapshots
@@ -417,6 +470,9 @@ def snapshot_create(
     result["agreement"] = (
         agreement if agreement is not None else agreement_compute(study, data=data, subset=subset)
     )
+    sections = sections_compute(
+        data, study=study, judges=judges, subset=subset, preset=preset, params=params
+    )
     judgments = data.select(judges=judges, subset=subset)
     from ..record import sampling_section
 
@@ -433,6 +489,7 @@ def snapshot_create(
         "n_systems": len(result["systems"]),
         "params": json_safe(dict(params, state=data.state)),
         "result": result,
+        "sections": sections,
         "duration_ms": round(1000 * (time.perf_counter() - started)),
     }
     keys = {"study": study, "judges": judges, "subset": subset, "preset": preset}
@@ -475,6 +532,8 @@ def snapshot_refit_study(
         params = _board_params(data, preset, None)
         fingerprint = _fingerprint(data, judges, subset, params)
         stored = _snapshot_confirmed(study, judges, subset, preset, fingerprint, data.state)
+        if stored is not None:
+            _sections_ensure(stored, data=data, study=study, params=params)
         if stored is None and subset not in agreements:
             agreements[subset] = agreement_compute(study, data=data, subset=subset)
         snapshots.append(
@@ -498,6 +557,25 @@ def snapshot_refit_study(
     logger.info("refit %s (%s): snapshots %s", study.slug, trigger, [s.pk for s in snapshots])
     _design_refresh(study, data)
     return snapshots
+
+
+def _sections_ensure(
+    snapshot: LeaderboardSnapshot, *, data: StudyData, study: Study, params: dict[str, Any]
+) -> None:
+    """Fit the sections a stored snapshot of unchanged inputs lacks (a context field or a
+    cohort added since, or a snapshot stored before sections were)."""
+    stored = selectors.snapshot_sections(snapshot.pk)
+    if not _sections_outdated(study, snapshot.judges, stored):
+        return
+    snapshot.sections = sections_compute(
+        data,
+        study=study,
+        judges=snapshot.judges,
+        subset=snapshot.subset,
+        preset=snapshot.preset,
+        params=params,
+    )
+    snapshot.save(update_fields=["sections"])
 
 
 def _design_refresh(study: Study, data: StudyData) -> None:
@@ -544,21 +622,27 @@ def snapshot_request_refit(
 ) -> bool:
     """Queue a background refit (a `RefitJob`) once the surrounding transaction commits, unless
     one for the same boards is already pending. True when one was queued. Never fails the
-    request: with the broker down the refit waits in the outbox (beat sends it). ``read_after``:
-    the caller reads the result next, so with in-process Celery (the demo, tests) it runs at
-    once."""
+    request: with the broker down the refit waits in the outbox (beat sends it).
+
+    With in-process Celery (the demo, tests) there is no worker to wait for: inside a request
+    the refit runs once the response has been sent (`core.after_response`), so no page waits
+    for a fit; outside one (a command, a test) with ``read_after`` (the caller reads the
+    result next) it runs at once."""
     from celery import current_app
 
+    from core.after_response import after_response, in_request
     from core.enqueue import enqueue
 
     wanted = [list(b) for b in boards] if boards else full_refit_boards()
-    inline = read_after and current_app.conf.task_always_eager
+    eager = current_app.conf.task_always_eager
+    inline = eager and read_after and not in_request()
     pending = refit_pending(study)
     if pending and all(b in pending["boards"] for b in wanted) and not inline:
         return False
     job = RefitJob.objects.create(study=study, trigger=trigger, boards=wanted)
-    if inline:
-        # In-process: the refit runs now, in this transaction, and the caller reads it next.
+    if eager and in_request():
+        after_response(lambda: enqueue(REFIT_TASK, job.pk))
+    elif inline:
         enqueue(REFIT_TASK, job.pk)
     else:
         transaction.on_commit(lambda: enqueue(REFIT_TASK, job.pk))
@@ -664,7 +748,7 @@ def leaderboard_current(
         snapshot_request_refit(
             study=study, trigger=RefitTrigger.STALE, boards=boards, read_after=True
         )
-        # With eager Celery (the demo, tests) the refit has run by now.
+        # With eager Celery outside a request (a command, a test) the refit has run by now.
         fresh = selectors.snapshot_latest(study, judges=judges, subset=subset, preset=preset)
         if fresh is not None and snapshot_is_current(fresh, state):
             snapshot, current = fresh, True
@@ -683,10 +767,10 @@ def leaderboard_served(
     """What the page and the API show (``leaderboard_current``), optionally as the
     style-controlled view (``style``: the study's features, as stored with the snapshot) and
     with boards by ``by``. ValueError says why a request cannot be served."""
-    from .. import style_board
-
     result = leaderboard_current(study, judges=judges, subset=subset, preset=preset)
     if style:
+        from .. import style_board
+
         chosen = list(study.style_features or [])
         if sorted(style) != sorted(chosen):
             raise ValueError(

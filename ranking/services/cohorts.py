@@ -2,29 +2,31 @@
 
 The counted human judgments are the main board's (study_data_load: excluded raters left out,
 a rater's latest verdict per pair); each keeps its rater's cohort. Judgments without a rater
-(LLM judges) belong to no cohort. Per-cohort boards are fitted on request with robust
-(sandwich) intervals and cached until the judgments, exclusions, settings or cohorts change.
+(LLM judges) belong to no cohort. Per-cohort boards (robust, sandwich, intervals) are fitted by
+the refit with the human board and stored with its snapshot; pages and the API read them.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import TYPE_CHECKING, Any
-
-from django.core.cache import cache
 
 from annotation.models import Judgment
 from completions import cohorts as study_cohorts
 from completions.models import Study
 
 from .. import selectors
-from . import StudyData, json_safe, params_resolve, study_data_load
+from ..models import RefitTrigger
+from . import (
+    StudyData,
+    json_safe,
+    leaderboard_current,
+    params_resolve,
+    refit_pending,
+    snapshot_request_refit,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
-
-CACHE_SECONDS = 600
 
 
 class UnknownCohort(ValueError):
@@ -48,17 +50,70 @@ def human_judgments_with_cohort(data: StudyData, study: Study, *, subset: str) -
 
 
 def cohort_analysis(
-    study: Study, *, subset: str = "all", preset: str = "default", data: StudyData | None = None
+    study: Study, *, subset: str = "all", preset: str = "default"
 ) -> dict[str, Any]:
-    """Every cohort's board and agreement, and agreement between each pair of cohorts."""
+    """Every cohort's board and agreement, and agreement between each pair of cohorts, as the
+    refit stored them with the human board (``sections_compute``): no fit here. Until they are
+    stored (or while the study's cohorts changed since) a refit is asked for and the result
+    says "computing" or "updating", as the leaderboard does."""
+    served = leaderboard_current(study, judges="human", subset=subset, preset=preset)
+    snapshot = served["snapshot"]
+    analysis = _stored(snapshot)
+    status = served["status"]
+    if snapshot is not None and not _fits_study(analysis, study):
+        snapshot_request_refit(
+            study=study,
+            trigger=RefitTrigger.STALE,
+            boards=[["human", subset, preset]],
+            read_after=True,
+        )
+        analysis = _stored(snapshot)  # outside a request the refit has run by now
+        if not _fits_study(analysis, study):
+            status = "updating" if analysis is not None else "computing"
+    pending = refit_pending(study) if status != "current" else None
+    served_fields = {
+        "status": status,
+        "snapshot": snapshot,
+        "refit": {"since": pending["since"]} if pending else None,
+    }
+    return dict(analysis or _placeholder(study, subset=subset, preset=preset), **served_fields)
+
+
+def _stored(snapshot: dict[str, Any] | None) -> dict[str, Any] | None:
+    if snapshot is None:
+        return None
+    analysis: dict[str, Any] | None = selectors.snapshot_sections(snapshot["id"]).get("cohorts")
+    return analysis
+
+
+def _fits_study(analysis: dict[str, Any] | None, study: Study) -> bool:
+    """Whether a stored analysis has the study's cohorts as they are now."""
+    return analysis is not None and analysis.get("labels") == cohort_labels(study)
+
+
+def _placeholder(study: Study, *, subset: str, preset: str) -> dict[str, Any]:
+    """The shape of a cohort analysis before the refit has stored one."""
+    return {
+        "study": study.slug,
+        "judges": "human",
+        "subset": subset,
+        "preset": preset,
+        "interval": _interval(params_resolve(preset)),
+        "min_verdicts": study.human_majority_min,
+        "cohorts": [],
+        "between": [],
+        "labels": cohort_labels(study),
+        "n_judgments_without_cohort": 0,
+    }
+
+
+def cohort_analysis_compute(
+    study: Study, *, data: StudyData, subset: str = "all", preset: str = "default"
+) -> dict[str, Any]:
+    """Fit every cohort's board (the refit calls this; pages read what it stored)."""
     from .. import cohorts
 
     labels = cohort_labels(study)
-    state = selectors.judgments_state(study)
-    key = _cache_key(study, state, labels, subset, preset)
-    if data is None and (cached := cache.get(key)) is not None:
-        return cached  # type: ignore[no-any-return]  # the cache holds what this function stored
-    data = data or study_data_load(study, state=state)
     params = params_resolve(preset)
     params["anchor"] = data.anchor
     frame = human_judgments_with_cohort(data, study, subset=subset)
@@ -71,11 +126,10 @@ def cohort_analysis(
         subset=subset,
         preset=preset,
         interval=_interval(params),
+        labels=labels,
         n_judgments_without_cohort=int(frame["cohort"].isna().sum()),
     )
-    result = dict(json_safe(result))
-    cache.set(key, result, CACHE_SECONDS)
-    return result
+    return dict(json_safe(result))
 
 
 def _interval(params: dict[str, Any]) -> dict[str, Any]:
@@ -105,10 +159,3 @@ def cohort_board(
     between = [row for row in analysis["between"] if cohort in (row["left"], row["right"])]
     keep = ("study", "judges", "subset", "preset", "interval", "min_verdicts")
     return {**{k: analysis[k] for k in keep}, **entries[cohort], "between": between}
-
-
-def _cache_key(
-    study: Study, state: dict[str, Any], labels: list[str], subset: str, preset: str
-) -> str:
-    inputs = json.dumps([state, labels, subset, preset], sort_keys=True, default=str)
-    return f"ranking:cohorts:{study.pk}:{hashlib.sha256(inputs.encode()).hexdigest()[:32]}"

@@ -39,9 +39,11 @@ def _suffix(filters: Filters) -> str:
 def _grade(result: dict[str, Any], study: Study) -> dict[str, Any] | None:
     """The stored study grade, with what the study's target separability needs."""
     section = result.get("study_quality")
-    from .. import measures
+    from .. import study_quality  # light: no numpy or pandas on the page's path
 
-    return measures.study_quality_served(section, study.target_separability) if section else None
+    return (
+        study_quality.study_quality_served(section, study.target_separability) if section else None
+    )
 
 
 @require_GET
@@ -127,9 +129,9 @@ def leaderboard_refit(request: HttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
     queued = services.snapshot_request_refit(study=study)
     if current_app.conf.task_always_eager:
-        # No worker in this setup: the refit ran inside this request and is done.
-        text = "Refit done: the new snapshots are in the history below (unchanged judgments "
-        text += "store nothing new)."
+        # No worker in this setup: the refit runs in this process once this response is sent.
+        text = "Refit started: the new snapshots appear in the history below when it is done "
+        text += "(reload in a moment; unchanged judgments store nothing new)."
     elif queued:
         text = "Refit queued: the new snapshot appears in the history when the worker has finished."
     else:

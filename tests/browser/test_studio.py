@@ -200,4 +200,4 @@ def test_the_leaderboard_and_history_fit_a_phone(page, admin_user, postgres):
         _fits_the_screen(page)
     page.goto("/studio/phone-board/leaderboard/")
     page.get_by_role("button", name="Refit now").first.click()
-    expect(page.get_by_text("Refit done")).to_be_visible()
+    expect(page.get_by_text("Refit started")).to_be_visible()

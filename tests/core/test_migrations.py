@@ -79,7 +79,10 @@ AFTER_SQUASH = {
         "0003_study_adaptive_goal",  # the adaptive goal
         "0004_study_phone_regions",  # the regions whose phone numbers the screen finds
     ],
-    "ranking": ["0002_board_event_goal_plan"],  # the board's record, the goal planner
+    "ranking": [
+        "0002_board_event_goal_plan",  # the board's record, the goal planner
+        "0003_snapshot_sections",  # category and cohort boards stored by the refit
+    ],
     "care": ["0002_withdrawal_skip_limit"],  # withdrawal allowed; the skip limit reached
     **NEW_APPS,  # rater outcomes and Prolific (recruitment)
 }

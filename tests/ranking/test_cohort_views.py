@@ -15,6 +15,7 @@ from django.urls import reverse
 
 from annotation.models import Judgment
 from completions.access import STUDY_ADMINS
+from ranking import services
 from ranking.services import cohorts as cohort_services
 from tests.factories import StudyFactory
 from tests.factories.cohorts import build_cohort_study
@@ -32,7 +33,10 @@ def _fresh_cache():
 
 @pytest.fixture
 def study():
-    return build_cohort_study()
+    study = build_cohort_study()
+    # Its boards stored, as a refit leaves them: the pages read them and never fit.
+    services.snapshot_refit_study(study_id=study.pk, trigger="nightly")
+    return study
 
 
 def _admin(client, name="lead", study=None):

@@ -51,7 +51,9 @@ def test_the_page_shows_both_boards_side_by_side_with_the_coefficients(admin_cli
 def test_without_style_features_the_page_says_how_to_turn_them_on(admin_client, demo):
     demo.style_features = []
     demo.save(update_fields=["style_features"])
-    page = admin_client.get(reverse("ranking:leaderboard", args=[demo.slug])).content.decode()
+    url = reverse("ranking:leaderboard", args=[demo.slug])
+    assert admin_client.get(url).context["result"]["status"] == "updating"  # refit after it
+    page = admin_client.get(url).content.decode()
     assert "Not fitted: this study's analysis settings choose no style features" in page
 
 

@@ -247,13 +247,13 @@ def test_completions_show_text_unknown_placeholders_to_admins(admin_api):
 
 def test_the_leaderboard_agreement_and_snapshots(admin_api):
     study, client = admin_api
+    from ranking.services import snapshot_refit_study
+
+    snapshot_refit_study(study_id=study.pk, trigger="manual")  # the API reads what it stored
     board = client.get(reverse("api:leaderboard", args=[study.slug]), {"judges": "all"}).json()
     assert {s["system"] for s in board["systems"]} == {"m1", "m2", "m3"}
     agreement = client.get(reverse("api:agreement", args=[study.slug])).json()
     assert "fleiss_kappa" in agreement and "human_llm_agreement" in agreement
-    from ranking.services import snapshot_refit_study
-
-    snapshot_refit_study(study_id=study.pk, trigger="manual")
     snapshots = client.get(reverse("api:snapshots", args=[study.slug])).json()["results"]
     assert {s["judges"] for s in snapshots} == {"human", "llm", "all"}
 

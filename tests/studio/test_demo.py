@@ -41,7 +41,12 @@ def test_the_demo_admin_can_log_in_and_the_rater_link_answers(client):
     assert entry.redirect_chain[-1][0].endswith("/consent/")
     assert client.login(username=DEMO_ADMIN_USERNAME, password=password)
     assert client.get("/admin/completions/study/").status_code == 200
-    assert client.get(f"/studio/{study.slug}/leaderboard/").status_code == 200
+    board = client.get(f"/studio/{study.slug}/leaderboard/")
+    assert board.status_code == 200
+    # load_demo left fresh snapshots: the first read is a stored board, splits included.
+    assert board.context["result"]["status"] == "current"
+    split = client.get(f"/studio/{study.slug}/leaderboard/", {"by": "emotion_type"})
+    assert split.context["result"]["by"] and "by_pending" not in split.context["result"]
 
 
 def test_the_demo_prints_a_writer_link_that_answers(client):
