@@ -53,7 +53,9 @@ def try_again_response(request: HttpRequest) -> HttpResponse:
     they may read the database (a session), which is what is away."""
     repost = request.method == "POST" and not request.headers.get("HX-Request")
     fields = list(_posted_fields(request)) if repost else []
+    writer = request.path.startswith("/w/")
     context = {
+        "base": "writing/_writer_base.html" if writer else "annotation/_rater_base.html",
         "retry_after": RETRY_AFTER_SECONDS,
         "reload": request.method == "GET",
         "repost": repost,

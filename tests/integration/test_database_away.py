@@ -165,3 +165,14 @@ def test_a_form_sent_while_the_database_is_away_comes_back_to_send_again(cluster
     assert f'name="csrfmiddlewaretoken" value="{token}"' in away.text
     assert "js/retry.js" in away.text
     assert item.status_code == 503 and '<meta http-equiv="refresh" content="5">' in item.text
+
+
+def test_a_writer_page_gets_the_same_page_in_the_writers_style(cluster, gunicorn):  # noqa: F811
+    _stop(cluster)
+    try:
+        away = httpx.get(f"{gunicorn}/w/some-invite/", timeout=30)
+    finally:
+        cluster.start()
+    assert away.status_code == 503 and away.headers["Retry-After"] == "5"
+    assert "Reply writing study" in away.text and "Please try again in a moment" in away.text
+    assert '<meta http-equiv="refresh" content="5">' in away.text
