@@ -17,7 +17,7 @@ from tests.factories import CareSettingsFactory
 from tests.factories.annotation import build_study
 
 pytestmark = pytest.mark.django_db
-REPLY = re.compile(r'<h2 id="response-([ab])-heading">Response [AB]</h2>\s*<p>(.*?)</p>', re.S)
+REPLY = re.compile(r'<h2 id="response-([ab])-heading">Response [AB]</h2>\s*<p[^>]*>(.*?)</p>', re.S)
 
 
 @pytest.fixture
