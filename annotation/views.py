@@ -9,6 +9,7 @@ second tab ask the server again instead of showing an item that was already answ
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from functools import wraps
 from typing import TYPE_CHECKING
 
@@ -82,7 +83,9 @@ ALREADY_NOTICE = (
 )
 
 
-def rater_required(view):
+def rater_required(
+    view: Callable[[HtmxHttpRequest, Rater], HttpResponse],
+) -> Callable[[HtmxHttpRequest, str], HttpResponse]:
     """Rater pages after consent: the study from the link, the rater from the cookie."""
 
     @wraps(view)
