@@ -9,6 +9,7 @@ second tab ask the server again instead of showing an item that was already answ
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from functools import wraps
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,7 @@ from django_ratelimit.core import is_ratelimited
 
 from completions import cohorts
 from completions.models import Study, StudyStatus
-from core.care import CareForRaters, care_for_raters
+from core.care import CareForRaters, PanelForRaters, care_for_raters, panel_for_raters
 from core.roles import role
 
 from .access import (
@@ -82,7 +83,9 @@ ALREADY_NOTICE = (
 )
 
 
-def rater_required(view):
+def rater_required(
+    view: Callable[[HtmxHttpRequest, Rater], HttpResponse],
+) -> Callable[[HtmxHttpRequest, str], HttpResponse]:
     """Rater pages after consent: the study from the link, the rater from the cookie."""
 
     @wraps(view)
@@ -244,6 +247,10 @@ def item(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
     # Qualification first (core.care); nothing after failing or stopping.
     if gate := _care().rater_gate(rater):
         return gate
+    # Returned or timed out on Prolific: the sync that heard it finished the rater, so a rater
+    # still working (the round trip) is never asked about and costs no query.
+    if rater.finished_at is not None and (left := _panel().rater_left(rater)):
+        return _notice_page(request, "left", study, left=left)
     if study.status in (StudyStatus.CLOSED, StudyStatus.DRAFT):
         return _notice_page(request, NOT_OPEN_NOTICES[study.status], study)
     allow_new = study.is_open
@@ -346,6 +353,8 @@ def done(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
     study = rater.study
     if gate := _care().rater_gate(rater):
         return gate
+    if left := _panel().rater_left(rater):  # returned or timed out on Prolific: no code
+        return _notice_page(request, "left", study, left=left)
     if study.status in (StudyStatus.PAUSED, StudyStatus.DRAFT):
         return _notice_page(request, NOT_OPEN_NOTICES[study.status], study)
     try:
@@ -378,6 +387,11 @@ def done(request: HtmxHttpRequest, rater: Rater) -> HttpResponse:
 def _care() -> CareForRaters[Rater, Study, Assignment]:
     """What care adds to these pages (registered by the care app; nothing without it)."""
     return care_for_raters()
+
+
+def _panel() -> PanelForRaters[Rater]:
+    """What the panel the rater came from says (registered by recruitment; nothing without)."""
+    return panel_for_raters()
 
 
 def _item_url(name: str, token: str) -> str:

@@ -29,7 +29,7 @@ class SkipForm(forms.Form):
     )
 
 
-class CareSettingsForm(forms.ModelForm):
+class CareSettingsForm(forms.ModelForm[CareSettings]):
     class Meta:
         model = CareSettings
         fields = [
@@ -63,13 +63,13 @@ class CareSettingsForm(forms.ModelForm):
         return value
 
     def clean_pass_share(self) -> float:
-        value = self.cleaned_data["pass_share"]
+        value: float = self.cleaned_data["pass_share"]
         if not 0 <= value <= 1:
             raise forms.ValidationError("A share between 0 and 1, e.g. 0.75.")
         return value
 
 
-class QualificationItemForm(forms.ModelForm):
+class QualificationItemForm(forms.ModelForm[QualificationItem]):
     seeker = forms.CharField(
         label="The seeker's last message", widget=forms.Textarea(attrs={"rows": 2})
     )

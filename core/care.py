@@ -113,3 +113,37 @@ def care_for_raters() -> CareForRaters[Any, Any, Any]:
 
 def care_for_writers() -> CareForWriters[Any, Any, Any]:
     return _care
+
+
+# --- The panel a rater came from (Prolific) ------------------------------------------------
+
+
+class PanelForRaters[RaterT](Protocol):
+    """What the rater pages ask of the app that recruits (`recruitment`, registered by its
+    AppConfig through `panel_register`) before an item or the completion code."""
+
+    def rater_left(self, rater: RaterT, /) -> str | None:
+        """`"returned"` or `"timed_out"` when the panel says the rater's submission was returned
+        or timed out (then no item and no completion code), None otherwise. The panel
+        finishes a rater it hears left, so the item page asks only about finished raters."""
+        ...
+
+
+class NoPanel:
+    """The default: no panel says anything."""
+
+    def rater_left(self, rater: object, /) -> str | None:
+        return None
+
+
+_panel: PanelForRaters[Any] = NoPanel()
+
+
+def panel_register(panel: PanelForRaters[Any]) -> None:
+    """Make `panel` the one the rater pages ask (the last call counts)."""
+    global _panel
+    _panel = panel
+
+
+def panel_for_raters() -> PanelForRaters[Any]:
+    return _panel

@@ -9,3 +9,11 @@ class RecruitmentConfig(AppConfig):
 
     name = "recruitment"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # The rater pages sit below this app in the layers: they ask it through core.care.
+        from core.care import panel_register
+
+        from .hooks import ProlificPanel
+
+        panel_register(ProlificPanel())

@@ -31,7 +31,7 @@ class ProlificClient:
     def __exit__(self, *exc: object) -> None:
         self._http.close()
 
-    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         try:
             response = self._http.request(method, path, json=body)
         except httpx.HTTPError as exc:
@@ -41,7 +41,8 @@ class ProlificClient:
                 f"Prolific answered {response.status_code} to {method} {path}: "
                 f"{response.text[:300]}"
             )
-        return response.json() if response.content else {}
+        data: dict[str, Any] = response.json() if response.content else {}
+        return data
 
     # Studies
     def study_create(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -51,7 +52,10 @@ class ProlificClient:
         return self._call("POST", f"studies/{study_id}/transition/", {"action": "PUBLISH"})
 
     def submissions(self, study_id: str) -> list[dict[str, Any]]:
-        return self._call("GET", f"studies/{study_id}/submissions/")["results"]
+        results: list[dict[str, Any]] = self._call("GET", f"studies/{study_id}/submissions/")[
+            "results"
+        ]
+        return results
 
     # Reviewing
     def bulk_approve(self, study_id: str, submission_ids: list[str]) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from annotation.models import Judgment, QualityCheckItem, Rater
 from care.models import Outcome as CareOutcome
@@ -119,8 +120,10 @@ def _outcome(
         time_pay=(pay.hourly_rate * seconds / 3600).quantize(CENT, ROUND_HALF_UP),
         bonus=pay.bonus_per_rater,
     )
+    # A rater who withdrew has no answer left in the study: out of the analysis, whatever flags.
+    excluded = rater.excluded or rater.withdrawn_at is not None
     return RaterOutcome(
-        rater=rater, outcome=outcome, action=action, excluded_from_analysis=rater.excluded,
+        rater=rater, outcome=outcome, action=action, excluded_from_analysis=excluded,
         reason=reason, seconds_worked=seconds, failed_attention=failed_attention, bonus=bonus,
         submission=submission,
     )  # fmt: skip
@@ -140,6 +143,11 @@ def _decide(
     none = Decimal(0)
     if care is not None and care.qualification == RaterCare.Qualification.FAILED:
         return _left_early("screened_out", fail_outcome, time_pay)
+    if rater.withdrawn_at is not None:  # they left early, taking their answers with them
+        on = timezone.localdate(rater.withdrawn_at).isoformat()
+        return _left_early(
+            "stopped", stop_outcome, time_pay, what=f"withdrew their answers on {on}"
+        )
     if care is not None and care.stopped_at is not None:
         return _left_early("stopped", stop_outcome, time_pay)
     if submission is not None and submission.status in PROLIFIC_GONE:
@@ -162,8 +170,8 @@ def _decide(
     return "excluded", "APPROVE", reason, bonus
 
 
-def _left_early(outcome: str, paid_as: str, time_pay: Decimal) -> Decision:
-    what = "failed the qualification" if outcome == "screened_out" else "stopped early"
+def _left_early(outcome: str, paid_as: str, time_pay: Decimal, *, what: str = "") -> Decision:
+    what = what or ("failed the qualification" if outcome == "screened_out" else "stopped early")
     none = Decimal(0)
     if paid_as == CareOutcome.COMPLETION:
         return outcome, "APPROVE", f"{what}; the study pays this as complete (care settings)", none

@@ -3,6 +3,8 @@ studio's care page. Rater and writer pages name nothing but opaque tokens, as el
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -17,6 +19,7 @@ from annotation.access import (
 from annotation.models import Rater
 from annotation.services import SCALE
 from annotation.views import rater_required
+from completions.models import Study
 from core.roles import role
 from writing.access import (
     access_settings_for_writer,
@@ -90,12 +93,12 @@ def qualify(request: HttpRequest, rater: Rater) -> HttpResponse:
     return render(request, "care/qualify.html", context, status=422 if form.errors else 200)
 
 
-def _after_qualification(care: RaterCare, study) -> HttpResponse:
+def _after_qualification(care: RaterCare, study: Study) -> HttpResponse:
     decided = care.qualification in ("passed", "failed")
     return redirect("care:qualify_result" if decided else "care:qualify", study.invite_token)
 
 
-def _stop_url(study) -> str:
+def _stop_url(study: Study) -> str:
     return reverse("care:rater_stop", kwargs={"invite_token": study.invite_token})
 
 
@@ -178,7 +181,7 @@ def rater_skip(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "care/skip.html", context)
 
 
-def _item_url(study) -> str:
+def _item_url(study: Study) -> str:
     return reverse("annotation:item", kwargs={"invite_token": study.invite_token})
 
 
@@ -190,7 +193,7 @@ def rater_break(request: HttpRequest, invite_token: str) -> HttpResponse:
     return _break_response(request, context)
 
 
-def _break_response(request: HttpRequest, context: dict) -> HttpResponse:
+def _break_response(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
     response = render(request, "care/break.html", context)
     response.delete_cookie(SINCE_COOKIE)  # the next item starts a new stretch
     return response

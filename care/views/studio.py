@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from completions.access import access_study_for_admin, study_admin_required
+from completions.models import Study
 
 from ..forms import CareSettingsForm, ContentNoteForm, QualificationItemForm
 from ..models import CareSettings, ContentNote
@@ -34,7 +35,15 @@ def care_page(request: HttpRequest, slug: str) -> HttpResponse:
     return _render(request, study, form=form, status=422 if form.errors else 200)
 
 
-def _render(request, study, *, form=None, item_form=None, note_form=None, status=200):
+def _render(
+    request: HttpRequest,
+    study: Study,
+    *,
+    form: CareSettingsForm | None = None,
+    item_form: QualificationItemForm | None = None,
+    note_form: ContentNoteForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
     instance = CareSettings.objects.filter(study=study).first() or CareSettings(study=study)
     context = {
         "study": study,

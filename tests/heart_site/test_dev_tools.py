@@ -57,3 +57,18 @@ def test_every_template_passes_the_template_hook():
     )
     assert result.returncode == 0, result.stdout[-3000:]
     assert f"Linted {len(templates)} files, found 0 errors" in result.stdout
+
+
+def test_care_and_recruitment_are_type_checked_strictly():
+    mypy = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    strict = next(o for o in mypy["overrides"] if o.get("disallow_untyped_defs"))
+    assert {"care.*", "recruitment.*"} <= set(strict["module"])
+    assert strict["disallow_any_generics"] and strict["warn_return_any"]
+    for app in ("care", "recruitment"):
+        for path in (ROOT / app).rglob("*.py"):
+            if "migrations" not in path.parts:
+                text = path.read_text()
+                # An ignore names its error code and says why, on the same line.
+                for line in text.splitlines():
+                    if "type: ignore" in line:
+                        assert re.search(r"type: ignore\[[\w-]+\].*#", line), (path, line)

@@ -105,3 +105,70 @@ def test_the_raters_page_shows_the_outcomes(admin_client, people):
     assert "1 completed, 1 screened out, 1 stopped early, 2 excluded from the analysis" in html
     row = html[html.index("r-cheat") : html.index("r-sloppy")]
     assert "excluded" in row and "REJECT" in row
+
+
+def _count_their_judgments(rater) -> None:
+    """The factory stores a judgment without counting it on its pair: count it, as a submit does."""
+    from annotation.models import Judgment, Pair
+
+    judgments = Judgment.objects.filter(rater=rater, pair__isnull=False)
+    assert judgments.exists()
+    for judgment in judgments:
+        Pair.objects.filter(pk=judgment.pair_id).update(n_judgments=1)
+
+
+def _withdraw_the_completed_rater(study):
+    """The finished rater withdraws through the stop page's service (study allows it)."""
+    from annotation.models import Judgment, Rater
+    from care.services import rater_stop_and_withdraw
+
+    study.care.allow_withdrawal = True
+    study.care.save()
+    rater = Rater.objects.get(study=study, pseudonym="r-completed")
+    _count_their_judgments(rater)
+    rater_stop_and_withdraw(rater=rater)
+    rater.refresh_from_db()
+    assert rater.withdrawn_at is not None
+    assert not Judgment.objects.filter(rater=rater).exists()
+    return rater
+
+
+def test_a_withdrawn_rater_is_stopped_excluded_and_never_approved(admin_client, people):
+    rater = _withdraw_the_completed_rater(people)
+    on = timezone.localdate(rater.withdrawn_at).isoformat()
+    row = {r.rater.pseudonym: r for r in rater_outcomes(study=people)}["r-completed"]
+    assert (row.outcome, row.action, row.excluded_from_analysis) == ("stopped", "NONE", True)
+    assert row.reason.startswith(f"withdrew their answers on {on}")
+
+    response = admin_client.get(reverse("studio:raters_csv", args=[people.slug]))
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    csv_row = {r["participant_id"]: r for r in rows}["PID-completed"]
+    assert (csv_row["outcome"], csv_row["action"]) == ("stopped", "NONE")
+    assert csv_row["excluded_from_analysis"] == "yes"
+    assert f"withdrew their answers on {on}" in csv_row["reason"]
+
+    api = {r["rater"]: r for r in admin_client.get(f"/api/studies/{people.slug}/raters/").json()}
+    assert api["r-completed"]["outcome"] == "stopped"
+    assert api["r-completed"]["excluded_from_analysis"] is True
+    assert api["r-completed"]["action"] == "NONE"
+
+    html = admin_client.get(reverse("studio:raters", args=[people.slug])).content.decode()
+    assert "0 completed, 1 screened out, 2 stopped early" in html
+    assert f"withdrew their answers on {on}" in html
+
+
+def test_a_rater_who_withdrew_without_a_stop_is_still_stopped_not_completed(people):
+    from annotation.models import Rater
+    from annotation.services import rater_withdraw
+    from care.selectors import care_forget
+
+    rater = Rater.objects.get(study=people, pseudonym="r-completed")
+    _count_their_judgments(rater)
+    rater_withdraw(rater=rater)  # finished, then withdrew: no stop record
+    row = {r.rater.pseudonym: r for r in rater_outcomes(study=people)}["r-completed"]
+    assert (row.outcome, row.action, row.excluded_from_analysis) == ("stopped", "NONE", True)
+    people.care.stop_outcome = "completion"  # the study pays a stop as complete, and says so
+    people.care.save()
+    care_forget(study=people)  # as the Care page does after a change
+    row = {r.rater.pseudonym: r for r in rater_outcomes(study=people)}["r-completed"]
+    assert row.action == "APPROVE" and "pays this as complete" in row.reason

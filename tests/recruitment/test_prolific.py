@@ -256,3 +256,37 @@ def test_a_study_created_but_not_published_is_published_not_created_again(ready,
     prolific("publish", "--study", ready.slug)
     assert fake_prolific.api_calls()[n:] == [("POST", f"/api/v1/studies/{made['id']}/transition/")]
     assert fake_prolific.state()["studies"][made["id"]]["status"] == "ACTIVE"
+
+
+def test_a_rater_whose_submission_came_back_returned_sees_no_code_and_no_item(ready, fake_prolific):
+    import re
+
+    from django.test import Client
+
+    from care.models import CareSettings
+    from care.selectors import care_forget
+
+    CareSettings.objects.filter(study=ready).update(qualification_enabled=False)
+    care_forget(study=ready)
+    submit = re.compile(r'action="(/r/a/[^/"]+/submit/)"')
+    client, base = Client(), f"/r/{ready.invite_token}"
+    client.get(f"{base}/?PROLIFIC_PID=PID-back&STUDY_ID=S&SESSION_ID=X")
+    client.post(f"{base}/consent/", {"agree": "on"})
+    page = client.get(f"{base}/item/").content.decode()
+    answered = 0
+    while (match := submit.search(page)) and answered < 40:
+        page = client.post(match.group(1), {"choice": "3"}, HTTP_HX_REQUEST="true")
+        page, answered = page.content.decode(), answered + 1
+    assert answered >= 1
+    code = ready.completion_code
+    assert code in client.get(f"{base}/done/").content.decode()
+
+    study_id = published(ready, fake_prolific)
+    fake_prolific.move(fake_prolific.add_submission(study_id, "PID-back")["id"], "return")
+    prolific("sync", "--study", ready.slug)
+
+    done = client.get(f"{base}/done/", follow=True).content.decode()
+    assert code not in done and "submission was returned" in done
+    item = client.get(f"{base}/item/", follow=True).content.decode()
+    assert not submit.search(item) and "submission was returned" in item
+    assert "no completion code" in item
