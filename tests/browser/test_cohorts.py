@@ -62,6 +62,9 @@ def test_a_clinician_link_rater_is_a_clinician_and_the_studio_shows_cohort_board
     # the admin includes them again, as the Raters page lets them.
     Rater.objects.filter(pk=rater.pk).update(exclusion_override=False)
     _crowd_judgments(study)
+    from ranking.services import snapshot_refit_study
+
+    snapshot_refit_study(study_id=study.pk, trigger="nightly")  # the page reads what it stored
     get_user_model().objects.create_superuser("boss", "boss@example.org", "correct horse 9")
     page.goto(f"/admin/login/?next=/studio/{study.slug}/leaderboard/cohorts/")
     page.fill("#id_username", "boss")

@@ -34,6 +34,9 @@ def study(transactional_db):
     add_known_verdicts(built)
     judge(built, 0, X, judge="judge-gpt", kind="llm", strength=4, strength_max=5, family="gpt")
     judge(built, 3, Y, judge="judge-gpt", kind="llm", strength=2, strength_max=5, family="gpt")
+    from ranking.services import snapshot_refit_study
+
+    snapshot_refit_study(study_id=built.study.pk, trigger="nightly")  # pages read what it stored
     return built.study
 
 
