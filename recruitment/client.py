@@ -1,4 +1,5 @@
-"""Prolific's researcher API (api.prolific.com/api/v1), the calls the studio makes, over httpx.
+"""Prolific's researcher API (api.prolific.com/api/v1), the calls the studio makes, over httpx2
+(the HTTP client the provider SDKs already use, so the platform installs no second one).
 
 `PROLIFIC_API_URL` names the server (tests and the demo point it at `fakes.prolific`). Every
 call sends `Authorization: Token <token>`; an answer other than 2xx raises ProlificError with
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
+import httpx2
 from django.conf import settings
 
 
@@ -19,7 +20,7 @@ class ProlificError(Exception):
 
 class ProlificClient:
     def __init__(self, token: str, *, base_url: str | None = None, timeout: float = 30) -> None:
-        self._http = httpx.Client(
+        self._http = httpx2.Client(
             base_url=(base_url or settings.PROLIFIC_API_URL).rstrip("/") + "/api/v1/",
             headers={"Authorization": f"Token {token}"},
             timeout=timeout,
@@ -34,7 +35,7 @@ class ProlificClient:
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         try:
             response = self._http.request(method, path, json=body)
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             raise ProlificError(f"Prolific could not be reached ({exc})") from None
         if response.status_code >= 400:
             raise ProlificError(
