@@ -321,4 +321,9 @@ def goal_plan(
     if uniform is None or k > MAX_PLAN_SYSTEMS:
         return GoalPlan(goal, uniform, None)
     design = goal_design(theta, goal, verdict_weight=verdict_weight)
-    return GoalPlan(goal, uniform, judgments_needed(theta, design, goal, **options))
+    adaptive = judgments_needed(theta, design, goal, **options)
+    # Uniform assignment is one of the designs the search could choose: where the search ends
+    # a little above it (a few systems, nearly equal strengths), uniform is the best found.
+    if adaptive is not None and adaptive > uniform:
+        adaptive = uniform
+    return GoalPlan(goal, uniform, adaptive)

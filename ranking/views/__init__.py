@@ -144,12 +144,17 @@ def leaderboard_refit(request: HttpRequest, slug: str) -> HttpResponse:
 @study_admin_required
 def leaderboard_history(request: HttpRequest, slug: str) -> HttpResponse:
     study = access_study_for_admin(request.user, slug)
+    from ..models import BoardEventKind
     from ..record import board_history
 
+    record = board_history(study, snapshots=0)
+    labels = dict(BoardEventKind.choices)
+    for event in record["events"]:  # the JSON's kind, and the words the page prints
+        event["label"] = labels.get(event["kind"], event["kind"])
     context = {
         "study": study,
         "snapshots": selectors.snapshot_history(study),
         "refit_jobs": selectors.refit_jobs_recent(study),
-        "record": board_history(study, snapshots=0),
+        "record": record,
     }
     return render(request, "ranking/history.html", context)

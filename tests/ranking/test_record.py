@@ -124,6 +124,7 @@ def test_taking_a_system_off_in_the_studio_needs_a_study_admin_and_a_reason(admi
     assert record.off_board(study) == [GPT]
     page = admin_client.get(reverse("ranking:history", args=[study.slug])).content.decode()
     assert "duplicate of another entry" in page and "(off the board)" in page
+    assert "System taken off the board" in page and "system_removed" not in page  # in words
 
 
 def test_the_refit_plans_for_the_studys_goal_and_the_planner_reads_it():
@@ -131,7 +132,7 @@ def test_the_refit_plans_for_the_studys_goal_and_the_planner_reads_it():
     design_refresh(study=study, data=study_data_load(study), params=params_resolve("default"))
     plan = DesignStatus.objects.get(study=study).goal_plan
     assert plan["goal"] == "best" and plan["judged"] == 27
-    assert plan["uniform"] and plan["adaptive"] and plan["adaptive"] < plan["uniform"]
+    assert plan["uniform"] and plan["adaptive"] and plan["adaptive"] <= plan["uniform"]
     assert PairPriority.objects.filter(study=study).count() == study.pairs.count()
     systems = [GPT, CLAUDE, HUMAN]
     study.adaptive_goal, study.adaptive_anchor = "anchor", ""
