@@ -9,7 +9,7 @@ What it does:
 1. creates the database `heart_bench_burst` (BENCH_DB_NAME; dropped at the end unless --keep),
    migrates it and builds a Prolific study: 5 systems, all 10 pairs per context, quota 5,
    10 real items per rater plus the rubric's quality checks (10 %), qualification on with the
-   rubric's five items (two training items with feedback, three qualification items, pass
+   rubric's five items (training items with feedback, then the qualification items, pass
    share 0.75), Prolific entry only and as many Prolific places (`max_active_raters`) as
    raters. There are --fill (0.9) times as many places on pairs as the raters who pass want,
    so every pair fills and the last raters race for the last places;
