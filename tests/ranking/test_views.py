@@ -202,7 +202,7 @@ def test_history_lists_snapshots_with_counts_and_top_systems(admin_client, built
     assert "nightly" in snapshots
     assert f"{X} (" in snapshots
     assert "uniform" in snapshots  # each snapshot's sampling policy
-    assert record.count("system_added") == 2  # the record: both systems, each once
+    assert record.count("System added") == 2  # the record: both systems, each once
 
 
 def test_the_page_reads_a_current_snapshot_instead_of_refitting(admin_client, built):
