@@ -35,6 +35,10 @@ if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
 # Cache keys (rate limits included) carry the checkout's id, even if two share a Redis db.
 if "CACHES" in globals():  # only with REDIS_URL; else Django's per-process memory cache
     globals()["CACHES"]["default"].setdefault("KEY_PREFIX", f"test-{CHECKOUT_ID}")
+    # On a loaded test machine a Redis reply can take longer than production's 0.25 s: a cache
+    # delete that times out is ignored (Redis is never a dependency), and a test would then read
+    # the value it had just changed from the cache. The fault tests set their own short limits.
+    globals()["CACHES"]["default"]["OPTIONS"].update(SOCKET_TIMEOUT=5, SOCKET_CONNECT_TIMEOUT=5)
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 # Unit tests run tasks in-process; the integration fixture `celery_live` sends them to a real
 # worker instead (which itself runs with CELERY_TASK_ALWAYS_EAGER=0).
