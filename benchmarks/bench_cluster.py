@@ -21,7 +21,7 @@ study is the launch burst's (bench_launch_burst.py) in a database of its own
 (`heart_bench_cluster`, dropped at the end unless --keep). Before the raters arrive an LLM
 judge run over every pair (both orders) starts; --kill-at seconds into the burst web node 1
 and worker node 1 are killed with SIGKILL (their whole process groups). Afterwards it checks:
-the burst's checks (every acknowledged answer stored once, every pair at its quota, ...), every
+the burst's checks (every acknowledged answer stored once, no pair over its quota, ...), every
 LLM unit done and stored once (one verdict per pair, judge and order; the fake server asked
 twice only for units in flight on the killed worker), and the leaderboard refitted by a live
 worker over every judgment. It prints what it checked; exit 0 only if everything held.

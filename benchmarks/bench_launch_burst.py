@@ -12,7 +12,8 @@ What it does:
    rubric's five items (training items with feedback, then the qualification items, pass
    share 0.75), Prolific entry only and as many Prolific places (`max_active_raters`) as
    raters. There are --fill (0.9) times as many places on pairs as the raters who pass want,
-   so every pair fills and the last raters race for the last places;
+   so the last raters race for the last places (a place can stay empty only when every
+   rater still wanting items has had that pair or an item of its context: one per context);
 2. starts gunicorn as docs/running.md does (`gunicorn -c gunicorn.conf.py heart_site.wsgi`,
    DEBUG=0, persistent database connections, its workers and threads unless --workers or
    --threads say otherwise). The settings are the production ones plus /_bench/nonce and plain
@@ -27,9 +28,11 @@ What it does:
    answers are posted twice (a double click), as real raters do. Every page is timed from the
    client; anything but the page the journey expects is an error and ends that rater's visit;
 4. checks the database afterwards: every acknowledged answer stored exactly once (judgments
-   and qualification answers), no answer stored that was not acknowledged, every pair exactly
-   at its quota, no rater with a pair twice, one rater per Prolific participant, no lease
-   left; and prints a table per page (count, errors, p50, p95, max) and the checks.
+   and qualification answers), no answer stored that was not acknowledged, no pair over its
+   quota and each pair's count equal to its judgments, no place left empty that a rater sent
+   away short could have taken, no rater with a pair twice, one rater per Prolific
+   participant, no lease left; and prints a table per page (count, errors, p50, p95, max)
+   and the checks.
 
 --profile also samples one gunicorn worker with py-spy (CPU by function, our code and the
 libraries under it) and PostgreSQL's pg_stat_activity every 20 ms (which statements are running
@@ -633,7 +636,8 @@ def verify(plan: dict, results: dict) -> dict[str, Any]:
         "answers: every acknowledged one stored": not (acknowledged - set(tokens)),
         "answers: none stored that was not acknowledged": not (set(tokens) - acknowledged),
         "answers: none stored twice": max(tokens.values(), default=1) == 1,
-        "every pair exactly at its quota": all(n == q == per_pair[pk] for pk, n, q in pairs),
+        "every pair's count = its judgments": all(n == per_pair[pk] for pk, n, _ in pairs),
+        "no place left that a rater sent away short could take": not short_raters_could_take(study),
         "no pair over quota": not Pair.objects.filter(
             study_id=study, n_judgments__gt=F("quota")
         ).exists(),
@@ -655,6 +659,51 @@ def verify(plan: dict, results: dict) -> dict[str, Any]:
         "qualification answers stored": sum(qualification.values()),
     }
     return {"checks": checks, "counts": counts}
+
+
+def short_raters_could_take(study: int) -> list[tuple[int, int]]:
+    """(pair, rater) for every place left empty that a rater sent away short could take: one
+    who passed, ended with fewer real items than the study gives, never had that pair and
+    had fewer items of its context than the claim allows. A place stays empty rightly only
+    when every rater still wanting items had that pair or its context."""
+    from django.db.models import F
+
+    from annotation.models import Assignment, Pair, Rater
+    from annotation.selectors import per_context_limit
+    from care.models import RaterCare
+    from completions.models import Study
+
+    the_study = Study.objects.get(pk=study)
+    limit = per_context_limit(study=the_study)
+    under = list(
+        Pair.objects.filter(study_id=study, n_judgments__lt=F("quota")).values_list(
+            "pk", "context_id"
+        )
+    )
+    if not under:
+        return []
+    held = defaultdict(set)  # rater -> pairs, and rater -> contexts counted
+    per_context: Counter[tuple[int, int]] = Counter()
+    for rater, pair, context in Assignment.objects.filter(
+        rater__study_id=study, pair__isnull=False
+    ).values_list("rater_id", "pair_id", "pair__context_id"):
+        held[rater].add(pair)
+        per_context[(rater, context)] += 1
+    judged = Counter(
+        Assignment.objects.filter(
+            rater__study_id=study, pair__isnull=False, status=Assignment.Status.SUBMITTED
+        ).values_list("rater_id", flat=True)
+    )
+    passed = Rater.objects.filter(
+        study_id=study, care__qualification=RaterCare.Qualification.PASSED
+    ).values_list("pk", flat=True)
+    short = [r for r in passed if judged[r] < the_study.items_per_rater]
+    return [
+        (pair, rater)
+        for pair, context in under
+        for rater in short
+        if pair not in held[rater] and per_context[(rater, context)] < limit
+    ]
 
 
 # --- profiling: one gunicorn worker (py-spy) and the database (pg_stat_activity) -----------

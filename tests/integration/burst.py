@@ -100,10 +100,38 @@ def database_counts(conn: psycopg.Connection, study: int) -> dict[str, int]:
             " WHERE study_id = %(study)s AND assignment_id IS NOT NULL"
             " GROUP BY assignment_id HAVING count(*) > 1) t"
         ),
+        "pair counters off": one(
+            "SELECT count(*) FROM annotation_pair p WHERE p.study_id = %(study)s AND"
+            " p.n_judgments <> (SELECT count(*) FROM annotation_judgment j"
+            " WHERE j.pair_id = p.id AND j.judge_kind = 'human')"
+        ),
+        "pairs over quota": one(
+            "SELECT count(*) FROM annotation_pair p WHERE p.study_id = %(study)s AND"
+            " p.n_judgments > p.quota"
+        ),
         "pairs not at quota": one(
             "SELECT count(*) FROM annotation_pair p WHERE p.study_id = %(study)s AND"
-            " (p.n_judgments <> p.quota OR p.quota <> (SELECT count(*) FROM annotation_judgment"
-            " j WHERE j.pair_id = p.id AND j.judge_kind = 'human'))"
+            " p.n_judgments < p.quota"
+        ),
+        # A place left empty while a rater who could take it was sent away short: one who
+        # passed, ended with fewer real items than the study gives, never had that pair and
+        # had fewer than the study's limit of items from its context (the limit rises to
+        # fill a queue from few contexts, as annotation.selectors.per_context_limit says).
+        "places a rater left short could take": one(
+            "SELECT count(*) FROM annotation_pair p"
+            " JOIN completions_study s ON s.id = p.study_id"
+            " WHERE p.study_id = %(study)s AND p.n_judgments < p.quota AND EXISTS ("
+            "  SELECT 1 FROM annotation_rater r JOIN care_ratercare c ON c.rater_id = r.id"
+            "  WHERE r.study_id = p.study_id AND c.qualification = 'passed'"
+            "  AND (SELECT count(*) FROM annotation_judgment j WHERE j.rater_id = r.id"
+            "       AND j.pair_id IS NOT NULL) < s.items_per_rater"
+            "  AND NOT EXISTS (SELECT 1 FROM annotation_assignment a"
+            "       WHERE a.rater_id = r.id AND a.pair_id = p.id)"
+            "  AND (SELECT count(*) FROM annotation_assignment a JOIN annotation_pair q"
+            "       ON q.id = a.pair_id WHERE a.rater_id = r.id AND q.context_id = p.context_id)"
+            "   < GREATEST(s.max_items_per_context, 1, CEIL(s.items_per_rater::numeric / ("
+            "       SELECT count(DISTINCT context_id) FROM annotation_pair"
+            "       WHERE study_id = p.study_id))))"
         ),
         "leases left": one(
             "SELECT count(*) FROM annotation_assignment a JOIN annotation_rater r"

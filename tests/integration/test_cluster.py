@@ -69,7 +69,9 @@ def test_a_killed_web_node_and_worker_node_lose_and_double_nothing():
     assert all(result["checks"].values()), result["checks"]
     assert counts["raters"] == RATERS and counts["prolific ids twice"] == 0
     assert counts["human answers"] == result["pages"]["submit (answer + next)"]["count"]
-    assert counts["assignments answered twice"] == 0 and counts["pairs not at quota"] == 0
+    assert counts["assignments answered twice"] == 0 and counts["pairs over quota"] == 0
+    assert counts["places a rater left short could take"] == 0
+    assert counts["pair counters off"] == 0
     # The run went on past the kill and ended with every unit done, each stored once.
     assert set(units) == {"done"} and units["done"] == result["counts"]["LLM units"]
     assert verdicts[0] == verdicts[1] == units["done"]

@@ -3,9 +3,9 @@ Prolific link, consent, instructions, qualification and their items against guni
 on PostgreSQL, from benchmarks/bench_launch_burst.py's load generator (asyncio + aiohttp).
 
 The script's own checks must hold, and this test counts the kept database with SQL of its own:
-no error on any page, every acknowledged answer stored once, every pair exactly at its quota,
-one rater per Prolific participant. The full size (1,000 raters within 60 s) and its figures
-are in docs/benchmarks.md.
+no error on any page, every acknowledged answer stored once, no pair over its quota and no place
+left empty that a rater sent away short could have taken, one rater per Prolific participant.
+The full size (1,000 raters within 60 s) and its figures are in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -51,6 +51,9 @@ def test_a_launch_burst_loses_nothing_doubles_nothing_and_shows_no_error(read):
     assert counts["human answers"] == pages["submit (answer + next)"]["count"]
     assert pages["submit (posted twice)"]["count"] > 0
     assert counts["assignments answered twice"] == 0
-    # The last places were raced for, and filled exactly.
-    assert counts["pairs not at quota"] == 0 and counts["leases left"] == 0
-    assert result["counts"]["places filled"] == result["plan"]["places"]
+    # The last places were raced for: no pair over its quota, every counter equal to its
+    # judgments, and a place left empty only where no rater who left short could take it
+    # (each had judged that pair, or a pair of its context: one per context per rater).
+    assert counts["pairs over quota"] == 0 and counts["pair counters off"] == 0
+    assert counts["places a rater left short could take"] == 0 and counts["leases left"] == 0
+    assert result["counts"]["places filled"] >= 0.98 * result["plan"]["places"]

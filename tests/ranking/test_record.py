@@ -20,6 +20,7 @@ from annotation.services import (
     rater_consent,
     rater_enter,
 )
+from completions.models import Completion
 from ranking import record
 from ranking.design import design_refresh, study_goal
 from ranking.models import BoardEvent, DesignStatus, LeaderboardSnapshot
@@ -31,13 +32,24 @@ GPT, CLAUDE, HUMAN = (name for name, _, _ in SYSTEMS)
 
 
 def _judged_study(**fields):
-    """Three systems, every pair judged by three raters (choice 1: the left reply much better)."""
+    """Three systems, every pair judged by three raters, each finding the reply of the system
+    first in SYSTEMS much better (by system, not by side: the sides are drawn at random, and
+    a verdict by side could leave the three in a circle, tied, on an unlucky draw)."""
     study = build_study(n_contexts=3, quality_check_rate=0, **fields)
+    rank = {GPT: 0, CLAUDE: 1, HUMAN: 2}
+    system_of = dict(
+        Completion.objects.filter(system__study=study).values_list("pk", "system__name")
+    )
     for _ in range(3):
         rater = rater_consent(rater=rater_enter(study=study))
         assignment = assignment_next(rater=rater)
         while assignment is not None:
-            _, assignment = judgment_submit_and_next(rater=rater, assignment=assignment, choice=1)
+            a, b = assignment.pair.completion_a_id, assignment.pair.completion_b_id
+            left, right = (a, b) if assignment.shown_left == "a" else (b, a)
+            choice = 1 if rank[system_of[left]] < rank[system_of[right]] else 5
+            _, assignment = judgment_submit_and_next(
+                rater=rater, assignment=assignment, choice=choice
+            )
     return study
 
 
