@@ -14,6 +14,7 @@ from annotation.quality import (
     quality_items_seed_from_rubric,
     rater_quality_update,
     study_median_time_ms,
+    study_median_time_ms_recent,
     study_quality_update,
 )
 from annotation.services import assignment_next, judgment_submit, rater_consent, rater_enter
@@ -183,6 +184,26 @@ def test_the_study_median_rule_flags_only_the_rushed_rater():
     assert study_quality_update(study=study) == 1
     flagged = Rater.objects.get(flagged=True)
     assert flagged.pseudonym == "r-3" and "22.0 s" in flagged.flag_reason
+
+
+def test_a_finishing_rater_reads_the_study_median_a_process_computed_within_a_minute(
+    django_assert_num_queries,
+):
+    """The done page's median is kept a minute per process (it sorts every human judgment of
+    the study); "too few raters" is asked again, and "Recompute quality flags" reads it fresh."""
+    study = build_study(n_contexts=2)
+    raters = [RaterFactory(study=study, pseudonym=f"r-{i}", consented_at=None) for i in range(4)]
+    for rater, seconds in zip(raters[:2], [20, 24], strict=True):
+        _human_judgments(study, rater, [seconds] * 4)
+    assert study_median_time_ms_recent(study=study) is None  # two raters: too few
+    _human_judgments(study, raters[2], [30] * 4)
+    assert study_median_time_ms_recent(study=study) == 24_000  # asked again: now three
+    _human_judgments(study, raters[3], [4] * 4)
+    with django_assert_num_queries(0):
+        assert study_median_time_ms_recent(study=study) == 24_000  # kept: no query
+    assert study_median_time_ms(study=study) == 22_000  # the fresh one moved
+    assert study_quality_update(study=study) == 1
+    assert "22.0 s" in Rater.objects.get(flagged=True).flag_reason
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
