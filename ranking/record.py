@@ -18,6 +18,7 @@ from django.db.models import Min
 from django.utils import timezone
 
 from annotation.models import Judgment
+from annotation.services.pairs import pairs_close_for_system, pairs_reopen_for_system
 from completions.models import Study, System
 
 from .models import BoardEvent, BoardEventKind, LeaderboardSnapshot
@@ -44,7 +45,8 @@ def _system_check(study: Study, name: str) -> None:
 
 @transaction.atomic
 def system_take_off(*, study: Study, system: str, reason: str, by: str = "") -> BoardEvent:
-    """Take ``system`` off the board from now on, with the admin's reason (required)."""
+    """Take ``system`` off the board from now on, with the admin's reason (required). Raters
+    are offered none of its pairs any more (an item they hold now may still be answered)."""
     reason = reason.strip()
     if not reason:
         raise ValueError("say why the system is taken off the board")
@@ -52,6 +54,7 @@ def system_take_off(*, study: Study, system: str, reason: str, by: str = "") -> 
     Study.objects.select_for_update().filter(pk=study.pk).first()  # one change at a time
     if system in off_board(study):
         raise ValueError(f"{system} is already off the board")
+    closed = pairs_close_for_system(study=study, system=system)
     return BoardEvent.objects.create(
         study=study,
         kind=BoardEventKind.SYSTEM_REMOVED,
@@ -59,16 +62,20 @@ def system_take_off(*, study: Study, system: str, reason: str, by: str = "") -> 
         reason=reason,
         at=timezone.now(),
         by=by,
+        detail={"pairs_closed": closed},
     )
 
 
 @transaction.atomic
 def system_put_back(*, study: Study, system: str, reason: str = "", by: str = "") -> BoardEvent:
-    """Put a system taken off back on the board."""
+    """Put a system taken off back on the board; its pairs are offered to raters again (those
+    with another system still off stay closed)."""
     _system_check(study, system)
     Study.objects.select_for_update().filter(pk=study.pk).first()
-    if system not in off_board(study):
+    gone = off_board(study)
+    if system not in gone:
         raise ValueError(f"{system} is on the board")
+    reopened = pairs_reopen_for_system(study=study, system=system, still_off=gone)
     return BoardEvent.objects.create(
         study=study,
         kind=BoardEventKind.SYSTEM_RESTORED,
@@ -76,6 +83,7 @@ def system_put_back(*, study: Study, system: str, reason: str = "", by: str = ""
         reason=reason.strip(),
         at=timezone.now(),
         by=by,
+        detail={"pairs_reopened": reopened},
     )
 
 

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce, Greatest, Least
+from django.utils import timezone
 
 from annotation import pair_design
-from annotation.models import Pair
+from annotation.models import Assignment, Pair
 from completions.models import Completion, Study
 
 
@@ -126,3 +130,50 @@ def _existing_pairs(study: Study) -> dict[int, set[tuple[int, int]]]:
     for context, a, b in rows.iterator(chunk_size=5000):
         existing[context].add((a, b))
     return dict(existing)
+
+
+def _system_pairs(study: Study, system: str) -> QuerySet[Pair]:
+    return Pair.objects.filter(study=study).filter(
+        Q(completion_a__system__name=system) | Q(completion_b__system__name=system)
+    )
+
+
+@transaction.atomic
+def pairs_close_for_system(*, study: Study, system: str) -> int:
+    """Offer raters none of ``system``'s pairs from now on (a system taken off the board): each
+    pair's quota comes down to its judgments plus the items raters hold on it now, which they
+    may still answer. Returns how many pairs closed.
+
+    The pairs are locked first (in id order; a claim skips locked pairs and never waits), so
+    no new item is leased on them meanwhile and the count below sees every lease committed."""
+    pairs = _system_pairs(study, system).filter(n_judgments__lt=F("quota"))
+    ids = list(pairs.select_for_update(no_key=True).order_by("pk").values_list("pk", flat=True))
+    running = (
+        Assignment.objects.filter(
+            pair=OuterRef("pk"),
+            status=Assignment.Status.LEASED,
+            lease_expires_at__gt=timezone.now(),
+        )
+        .order_by()
+        .values("pair")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Pair.objects.filter(pk__in=ids).update(
+        quota=Least(F("quota"), F("n_judgments") + Coalesce(Subquery(running), 0))
+    )
+
+
+@transaction.atomic
+def pairs_reopen_for_system(*, study: Study, system: str, still_off: Iterable[str] = ()) -> int:
+    """Offer ``system``'s pairs again (put back on the board): their quota goes back to the
+    study's judgments per pair (or what they hold, if more), except pairs with a system in
+    ``still_off``. Returns how many pairs reopened."""
+    off = set(still_off) - {system}
+    pairs = _system_pairs(study, system).exclude(
+        Q(completion_a__system__name__in=off) | Q(completion_b__system__name__in=off)
+    )
+    pairs = pairs.filter(quota__lt=study.judgments_per_pair)
+    return Pair.objects.filter(pk__in=list(pairs.values_list("pk", flat=True))).update(
+        quota=Greatest(F("n_judgments"), study.judgments_per_pair)
+    )

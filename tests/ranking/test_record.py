@@ -10,12 +10,14 @@ import json
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.db.models import Q
 from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Judgment, PairPriority
 from annotation.services import (
     assignment_next,
+    judgment_submit,
     judgment_submit_and_next,
     rater_consent,
     rater_enter,
@@ -136,6 +138,7 @@ def test_taking_a_system_off_in_the_studio_needs_a_study_admin_and_a_reason(admi
     assert record.off_board(study) == [GPT]
     page = admin_client.get(reverse("ranking:history", args=[study.slug])).content.decode()
     assert "duplicate of another entry" in page and "(off the board)" in page
+    assert "pairs closed to raters" in page
     assert "System taken off the board" in page and "system_removed" not in page  # in words
 
 
@@ -163,3 +166,64 @@ def test_the_pairs_page_shows_the_goal_and_what_each_design_needs(admin_client):
     assert "The top k systems" in html and "(k = 1)" in html
     assert f"<strong>{plan['uniform']} judgments</strong>" in html
     assert f"<strong>{plan['adaptive']}</strong> with adaptive assignment" in html
+
+
+def _systems_offered(study, raters: int) -> set[str]:
+    """Which systems new raters are offered, each taking every item they can."""
+    system_of = dict(
+        Completion.objects.filter(system__study=study).values_list("pk", "system__name")
+    )
+    offered: set[str] = set()
+    for _ in range(raters):
+        rater = rater_consent(rater=rater_enter(study=study))
+        assignment = assignment_next(rater=rater)
+        while assignment is not None:
+            pair = assignment.pair
+            offered |= {system_of[pair.completion_a_id], system_of[pair.completion_b_id]}
+            _, assignment = judgment_submit_and_next(rater=rater, assignment=assignment, choice=3)
+    return offered
+
+
+def test_a_system_taken_off_is_offered_to_no_rater_until_it_is_put_back():
+    study = build_study(n_contexts=3, quality_check_rate=0, items_per_rater=9, quota=3)
+    # A rater holds an item on one of GPT's pairs when it is taken off: they may still answer it.
+    gpt_completions = set(
+        Completion.objects.filter(system__name=GPT, system__study=study).values_list(
+            "pk", flat=True
+        )
+    )
+    holder = rater_consent(rater=rater_enter(study=study))
+    held = assignment_next(rater=holder)
+    while not {held.pair.completion_a_id, held.pair.completion_b_id} & gpt_completions:
+        _, held = judgment_submit_and_next(rater=holder, assignment=held, choice=3)
+    event = record.system_take_off(study=study, system=GPT, reason="retired by its vendor")
+    gpt_pairs = study.pairs.filter(
+        Q(completion_a__system__name=GPT) | Q(completion_b__system__name=GPT)
+    )
+    assert event.detail == {"pairs_closed": gpt_pairs.count()}
+    result = judgment_submit(rater=holder, assignment=held, choice=2)
+    assert result.judgment is not None  # the held item is stored
+    assert _systems_offered(study, raters=4) == {CLAUDE, HUMAN}
+    assert all(p.n_judgments == p.quota for p in gpt_pairs)
+    removed = [e for e in _history(study.slug)["events"] if e["kind"] == "system_removed"]
+    assert removed[0]["pairs_closed"] == gpt_pairs.count()
+    back = record.system_put_back(study=study, system=GPT, reason="vendor reversed it")
+    assert back.detail["pairs_reopened"] == gpt_pairs.count()
+    assert set(gpt_pairs.values_list("quota", flat=True)) == {3}
+    assert GPT in _systems_offered(study, raters=2)
+
+
+def test_a_pair_of_two_systems_taken_off_reopens_only_when_both_are_back():
+    study = build_study(n_contexts=1, quality_check_rate=0)
+    record.system_take_off(study=study, system=GPT, reason="one")
+    record.system_take_off(study=study, system=CLAUDE, reason="two")
+    both = study.pairs.get(
+        Q(completion_a__system__name=GPT, completion_b__system__name=CLAUDE)
+        | Q(completion_a__system__name=CLAUDE, completion_b__system__name=GPT)
+    )
+    record.system_put_back(study=study, system=GPT)
+    both.refresh_from_db()
+    assert both.quota == 0  # CLAUDE is still off
+    assert study.pairs.filter(quota=5).count() == 1  # GPT against the human writers
+    record.system_put_back(study=study, system=CLAUDE)
+    assert set(study.pairs.values_list("quota", flat=True)) == {5}
