@@ -205,3 +205,14 @@ def few_judgments_shown(monkeypatch):
     for preset in board.PRESETS.values():
         monkeypatch.setitem(preset, "min_comparisons", 1)
         monkeypatch.setitem(preset, "min_source_judgments", 1)
+
+
+@pytest.fixture(autouse=True)
+def _no_request_left_open():
+    """Each test starts outside a request. Django's test client sends `request_finished` for a
+    streaming response (a CSV or JSONL download) only once its content is read to the end; a
+    test that reads only the status left this thread "in a request", so `after_response` put
+    off the refits of every later test on it (a server always closes the response)."""
+    from core import after_response
+
+    after_response._local.pending = None
