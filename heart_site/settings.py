@@ -53,7 +53,6 @@ INSTALLED_APPS = [
     "completions",
     "writing",
     "llm",  # app label "llm": endpoints, call cache, runs and units
-    "llm.batch",  # app label "llm_batch": provider batch runs (OpenAI, Anthropic)
     "annotation",
     "labelling",
     "ranking",
@@ -307,6 +306,7 @@ CELERY_TASK_SEND_SENT_EVENT = CELERY_WORKER_SEND_TASK_EVENTS
 # LLM calls and refits on separate queues so a long judge run never delays a nightly refit.
 CELERY_TASK_ROUTES = {
     "llm.tasks.*": {"queue": env.str("LLM_QUEUE", default="llm")},
+    # Batch mode's tasks (in llm/tasks.py) keep the names they had in the former llm_batch app.
     "llm.batch.tasks.*": {"queue": env.str("LLM_QUEUE", default="llm")},
     "ranking.tasks.*": {"queue": "refit"},
 }

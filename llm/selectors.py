@@ -9,7 +9,7 @@ from django.db.models.functions import Left
 from django.shortcuts import get_object_or_404
 
 from .kinds import KINDS
-from .models import Endpoint, Run, RunStatus, Unit, UnitStatus
+from .models import Endpoint, ProviderBatch, Run, RunStatus, Unit, UnitStatus
 
 if TYPE_CHECKING:
     from completions.models import Study
@@ -119,3 +119,8 @@ def run_counts_by_kind_and_status() -> list[tuple[str, str, int]]:
     """(run kind, run status, runs) over every run."""
     rows = Run.objects.values_list("kind", "status").annotate(n=Count("id")).order_by()
     return [(kind, status, n) for kind, status, n in rows]
+
+
+def batches_for_run(run: Run) -> QuerySet[ProviderBatch]:
+    """What the run page shows of batch mode: each provider batch and its state."""
+    return ProviderBatch.objects.filter(run=run).select_related("endpoint").order_by("id")

@@ -9,6 +9,7 @@ from core.enqueue import enqueue
 
 from . import services
 from .executor import run_execute
+from .services import batches
 
 
 # No time limit: an executor gives up its slice itself (celery-types has no None here).
@@ -36,3 +37,13 @@ def _resume_after_restart(sender: object = None, **kwargs: object) -> None:
     """A worker that (re)starts picks up running runs whose executor may have died with it
     (queued on the LLM queue: a refit-only worker just passes it on)."""
     enqueue("llm.tasks.llm_runs_resume")
+
+
+@shared_task(name=batches.BATCH_SUBMIT_TASK, acks_late=True, ignore_result=True)
+def llm_batch_submit(run_id: int) -> int:
+    return len(batches.batches_submit(run_id=run_id))
+
+
+@shared_task(name=batches.BATCH_POLL_TASK, acks_late=True, ignore_result=True)
+def llm_batches_poll() -> list[int]:
+    return batches.batches_poll()

@@ -13,10 +13,9 @@ from django.views.decorators.http import require_GET, require_POST
 from completions.access import access_study_for_admin, study_admin_required
 
 from . import selectors, services
-from .batch import services as batch_services
-from .batch.selectors import batches_for_run
 from .forms import EndpointForm, RunLaunchForm, SupporterPromptForm
 from .models import Run, RunStatus
+from .services import batches as batch_services
 
 if TYPE_CHECKING:
     from completions.models import Study
@@ -129,7 +128,7 @@ def run_page(request: HtmxHttpRequest, slug: str, run_id: int) -> HttpResponse:
         "failures": failures.get_page(request.GET.get("page")),
         "key_problems": [p for e in run.endpoints.all() if (p := services.endpoint_key_problem(e))],
         "endpoint_names": ", ".join(sorted(e.name for e in run.endpoints.all())),
-        "batches": batches_for_run(run),
+        "batches": selectors.batches_for_run(run),
     }
     fragment = request.htmx and not request.htmx.history_restore_request
     return render(request, "llm/run.html#progress" if fragment else "llm/run.html", context)

@@ -51,7 +51,6 @@ OLD_CHAINS = {
     "core": ["0001_deferred_task", "0002_rows_follow_the_moved_apps"],
     "labelling": ["0001_i12_strategy_labels", "0002_i12_labellers_group"],
     "llm": ["0001_i8_engine", "0002_endpoint_owner_keys_bounded_replies"],
-    "llm_batch": ["0001_i12_provider_batches", "0002_endpoint_restrict"],
     "ranking": [
         "0001_initial",
         "0002_refit_jobs",
@@ -63,6 +62,8 @@ OLD_CHAINS = {
     "writing": ["0001_i9_writers", "0002_writer_cohort"],
 }
 SQUASHED = "0001_initial_squashed"
+# Apps of the previous release folded into another since: their records stay, unread.
+FOLDED = {"llm_batch": ["0001_i12_provider_batches", "0002_endpoint_restrict", SQUASHED]}
 # Apps made after the squash: their whole chain runs on a database at the previous release.
 NEW_APPS = {"recruitment": ["0001_prolific_outcomes_payments"]}
 OUR_APPS = [*OLD_CHAINS, "care", *NEW_APPS]
@@ -84,6 +85,7 @@ AFTER_SQUASH = {
         "0003_snapshot_sections",  # category and cohort boards stored by the refit
     ],
     "care": ["0002_withdrawal_skip_limit"],  # withdrawal allowed; the skip limit reached
+    "llm": ["0002_provider_batch_joins_llm"],  # provider batches, from the llm_batch app
     **NEW_APPS,  # rater outcomes and Prolific (recruitment)
 }
 
@@ -148,8 +150,8 @@ def test_the_labellers_group_exists_from_the_start():
 
 def _records_as_at_the_previous_release(leave_out: tuple[str, str] | None = None) -> None:
     records = MigrationRecorder(connection).migration_qs
-    records.filter(app__in=[*OLD_CHAINS, *NEW_APPS]).delete()
-    for app, names in OLD_CHAINS.items():
+    records.filter(app__in=[*OLD_CHAINS, *NEW_APPS, *FOLDED]).delete()
+    for app, names in [*OLD_CHAINS.items(), *FOLDED.items()]:
         for name in names:
             if (app, name) != leave_out:
                 records.create(app=app, name=name)
@@ -233,6 +235,44 @@ def _participant_rows_kept() -> None:
     assert raters[0].study.raters.filter(pk=raters[0].pk).exists()
     assert writers[0].study.writers.filter(pk=writers[0].pk).exists()
     assert raters[0].user is None or raters[0].user.rater_profiles.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_provider_batches_keep_their_table_and_rows_when_the_llm_app_takes_them():
+    """A database of the previous release has the llm_batch app's table: llm's migration adopts
+    it as it is (rows kept); a new database gets the table from the same migration."""
+    executor = MigrationExecutor(connection)
+    try:
+        executor.migrate([("llm", SQUASHED)])  # the state before; the table stays (no-op back)
+        with connection.cursor() as cursor:
+            assert "llm_batch_providerbatch" in connection.introspection.table_names(cursor)
+            cursor.execute("SELECT count(*) FROM llm_batch_providerbatch")
+            assert cursor.fetchone() == (0,)
+        from django.utils import timezone
+
+        from tests.factories import EndpointFactory, RunFactory
+
+        endpoint = EndpointFactory()
+        run = RunFactory()
+        with connection.cursor() as cursor:  # a row as the llm_batch app wrote it
+            cursor.execute(
+                "INSERT INTO llm_batch_providerbatch (run_id, endpoint_id, provider, status, "
+                "provider_batch_id, input_file_id, provider_status, requests, n_requests, "
+                "n_succeeded, n_routed_back, n_from_cache, error, created_at) VALUES "
+                "(%s, %s, 'openai', 'submitted', 'batch_1', 'file_1', 'in_progress', %s, 3, 0, 0,"
+                " 0, '', %s)",
+                [run.pk, endpoint.pk, '{"h": [1, 2, 3]}', timezone.now()],
+            )
+        MigrationExecutor(connection).migrate([("llm", AFTER_SQUASH["llm"][-1])])
+
+        from llm.models import ProviderBatch
+
+        batch = ProviderBatch.objects.get()
+        assert (batch.run_id, batch.provider_batch_id, batch.n_requests) == (run.pk, "batch_1", 3)
+        assert batch.requests == {"h": [1, 2, 3]} and batch.status == "submitted"
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 def _participant_columns() -> list[str]:

@@ -9,11 +9,10 @@ from annotation.models import Judgment
 from fakes.llm.batches import BATCHES
 from labelling.models import CompletionLabels
 from llm import services
-from llm.batch import services as batch_services
-from llm.batch.models import BatchStatus, ProviderBatch
 from llm.executor import run_execute
-from llm.models import CachedCall, RunStatus, UnitStatus
+from llm.models import BatchStatus, CachedCall, ProviderBatch, RunStatus, UnitStatus
 from llm.selectors import run_counts
+from llm.services import batches as batch_services
 from tests.factories.labelling import build_labelled_study
 from tests.factories.llm import endpoint, study_with_pairs
 

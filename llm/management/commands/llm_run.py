@@ -118,7 +118,7 @@ class Command(BaseCommand):
         self._report(run)
 
     def _start_batch_and_wait(self, run: Run) -> None:
-        from llm.batch import services as batches
+        from llm.services import batches
 
         inline = services.runs_execute_inline()
         try:

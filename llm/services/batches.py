@@ -29,16 +29,28 @@ from core.structured import InvalidReply
 from ..clients import LLMReply, reply_max_chars
 from ..executor import Executor, Outcome, Work, endpoint_config, reply_from_cache
 from ..kinds import get_kind
-from ..models import CachedCall, Endpoint, Run, RunStatus, Unit, UnitStatus
-from ..services import run_dispatch
-from .models import BatchStatus, ProviderBatch
+from ..models import (
+    BatchStatus,
+    CachedCall,
+    Endpoint,
+    ProviderBatch,
+    Run,
+    RunStatus,
+    Unit,
+    UnitStatus,
+)
+from . import run_dispatch
 
 if TYPE_CHECKING:  # the provider SDKs load in the worker that submits and polls, not in pages
-    from . import providers
+    from .. import batch_providers as providers
 
 log = logging.getLogger(__name__)
 
 BATCH_KINDS = ("judge", "generate", "label")
+# Celery task names (llm/tasks.py): those of the former `llm_batch` app, so a task queued before
+# an upgrade still finds its function.
+BATCH_SUBMIT_TASK = "llm.batch.tasks.llm_batch_submit"
+BATCH_POLL_TASK = "llm.batch.tasks.llm_batches_poll"
 #: Longer than the providers' 24-hour completion window: an executor never takes these units
 #: while their batch is out; if the poller is gone for longer, the normal path takes over.
 BATCH_LEASE = timedelta(hours=25)
@@ -61,7 +73,7 @@ def batch_run_start(*, run: Run, submit: bool = True) -> bool:
     if changed and submit:
         from core.enqueue import enqueue
 
-        transaction.on_commit(lambda: enqueue("llm.batch.tasks.llm_batch_submit", run.pk))
+        transaction.on_commit(lambda: enqueue(BATCH_SUBMIT_TASK, run.pk))
     return bool(changed)
 
 
@@ -153,7 +165,7 @@ def batches_submit(*, run_id: int) -> list[ProviderBatch]:
 
 
 def _submit_one(run: Run, endpoint: Endpoint, batch: ProviderBatch) -> ProviderBatch:
-    from . import providers
+    from .. import batch_providers as providers
 
     works, gone = _works(run, _claim(run, endpoint, batch))
     _route_back(batch, gone)  # the normal path fails them plainly
@@ -215,7 +227,7 @@ def batches_poll(*, run: Run | None = None, dispatch: bool = True) -> list[int]:
 
 
 def batch_poll(*, batch: ProviderBatch, dispatch: bool = True) -> bool:
-    from . import providers
+    from .. import batch_providers as providers
 
     config = endpoint_config(batch.endpoint)
     seen = providers.look(config, batch.provider_batch_id)

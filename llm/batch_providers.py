@@ -16,8 +16,8 @@ from typing import Any
 import anthropic
 import openai
 
-from ..clients import EndpointConfig, LLMReply, LLMRequest, sync_client
-from ..transport import storable
+from .clients import EndpointConfig, LLMReply, LLMRequest, sync_client
+from .transport import storable
 
 OPENAI_ENDED = {"completed", "expired", "failed", "cancelled"}
 

@@ -11,9 +11,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from . import hosts, keys
-from .kinds import Plan, get_kind
-from .models import Endpoint, Provider, Run, RunStatus, Unit, UnitStatus
+from .. import hosts, keys
+from ..kinds import Plan, get_kind
+from ..models import Endpoint, Provider, Run, RunStatus, Unit, UnitStatus
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -262,7 +262,7 @@ def run_dispatch(*, run_id: int) -> None:
 
 
 def _execute_in_thread(run_id: int) -> None:
-    from .executor import run_execute
+    from ..executor import run_execute
 
     try:
         run_execute(run_id)
