@@ -9,6 +9,7 @@ database), so the rater pages keep working when Redis is down and the round trip
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from django.conf import settings
 from django.core import signing
@@ -76,7 +77,7 @@ def rater_from_session(request: HttpRequest, study: Study) -> Rater | None:
     return rater
 
 
-def pending_prolific_ids(request: HttpRequest, study: Study) -> dict | None:
+def pending_prolific_ids(request: HttpRequest, study: Study) -> dict[str, Any] | None:
     """The Prolific ids a visit brought, kept (signed) until the consent creates the rater."""
     try:
         value = request.get_signed_cookie(PENDING_COOKIE, default="", salt=COOKIE_SALT)

@@ -6,7 +6,7 @@ from .models import Assignment, Judgment, Pair, QualityCheckItem, Rater
 
 
 @admin.register(Pair)
-class PairAdmin(admin.ModelAdmin):
+class PairAdmin(admin.ModelAdmin[Pair]):
     list_display = (
         "id",
         "study",
@@ -23,7 +23,7 @@ class PairAdmin(admin.ModelAdmin):
 
 
 @admin.register(Rater)
-class RaterAdmin(admin.ModelAdmin):
+class RaterAdmin(admin.ModelAdmin[Rater]):
     list_display = (
         "pseudonym",
         "study",
@@ -39,14 +39,14 @@ class RaterAdmin(admin.ModelAdmin):
 
 
 @admin.register(QualityCheckItem)
-class QualityCheckItemAdmin(admin.ModelAdmin):
+class QualityCheckItemAdmin(admin.ModelAdmin[QualityCheckItem]):
     list_display = ("id", "study", "kind", "expected", "expected_choice", "note", "retired_at")
     list_filter = ("study", "kind")
     readonly_fields = ("token",)
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(admin.ModelAdmin[Assignment]):
     list_display = (
         "id",
         "rater",
@@ -64,7 +64,7 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 
 @admin.register(Judgment)
-class JudgmentAdmin(admin.ModelAdmin):
+class JudgmentAdmin(admin.ModelAdmin[Judgment]):
     list_display = (
         "id",
         "study",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from completions.models import Study
@@ -40,7 +42,7 @@ class JudgmentForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
     )
 
-    def __init__(self, *args, study: Study, **kwargs) -> None:
+    def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.study = study
         if study.rationale_required:
@@ -61,7 +63,7 @@ class JudgmentForm(forms.Form):
     def clean_rationale(self) -> str:
         # Checked here rather than by a MaxLengthValidator so the message can say how long
         # it may be without repeating the (possibly huge) text back.
-        text = self.cleaned_data["rationale"]
+        text: str = self.cleaned_data["rationale"]
         limit = self.study.rationale_max_chars
         if len(text) > limit:
             raise forms.ValidationError(
@@ -78,7 +80,7 @@ class JudgmentForm(forms.Form):
         }
 
 
-def judgment_form_view(*, study: Study, form: JudgmentForm | None = None) -> dict:
+def judgment_form_view(*, study: Study, form: JudgmentForm | None = None) -> dict[str, Any]:
     """What the judging form shows, as plain data for a template that writes its inputs by hand.
 
     Rendering Django's radio widgets (and building a form just to show an empty one) cost more

@@ -23,10 +23,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Buffer, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
@@ -36,6 +36,9 @@ from completions.models import Study
 
 from .formats import FIELDS
 from .models import Judgment
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 FORMATS = ("csv", "jsonl", "parquet")
 CHUNK = 5000
@@ -60,14 +63,20 @@ EXTRA = [
 ]
 
 
-def export_values(queryset: QuerySet, *, axes_as_text: bool = False) -> QuerySet:
+def export_values(
+    queryset: QuerySet[Judgment], *, axes_as_text: bool = False
+) -> QuerySet[Judgment, dict[str, Any]]:
     """`values()` of a Judgment queryset with everything a contract row needs (and "id").
 
     `axes_as_text` has the database render the axes JSON (no decode and re-encode per row).
     """
     plain = [c for c in PLAIN if c != "axes"] if axes_as_text else PLAIN
     extra = {"axes_text": Cast("axes", TextField())} if axes_as_text else {}
-    return queryset.values("id", *COLUMNS.values(), *plain, *EXTRA, **extra)
+    # The plugin types values() with unpacked field names as Any: the rows are plain dicts.
+    rows: QuerySet[Judgment, dict[str, Any]] = queryset.values(
+        "id", *COLUMNS.values(), *plain, *EXTRA, **extra
+    )
+    return rows
 
 
 def export_rows(
@@ -145,7 +154,7 @@ def _chunks(rows: Iterator[dict[str, Any]], size: int) -> Iterator[list[dict[str
         yield chunk
 
 
-def _jsonl_blocks(chunks) -> Iterator[bytes]:
+def _jsonl_blocks(chunks: Iterable[list[dict[str, Any]]]) -> Iterator[bytes]:
     for chunk in chunks:
         text = "".join(json.dumps(_jsonable(r), ensure_ascii=False) + "\n" for r in chunk)
         yield text.encode("utf-8")
@@ -190,7 +199,7 @@ def _drain(buffer: io.StringIO) -> bytes:
     return data
 
 
-def _csv_blocks(chunks) -> Iterator[bytes]:
+def _csv_blocks(chunks: Iterable[list[dict[str, Any]]]) -> Iterator[bytes]:
     buffer = io.StringIO()
     out = csv.writer(buffer)
     out.writerow(FIELDS)
@@ -200,7 +209,7 @@ def _csv_blocks(chunks) -> Iterator[bytes]:
     yield _drain(buffer)
 
 
-def parquet_schema():
+def parquet_schema() -> pa.Schema:
     import pyarrow as pa
 
     text = pa.string()
@@ -223,7 +232,7 @@ class _Sink:
         self.position = 0
         self.closed = False
 
-    def write(self, data) -> int:
+    def write(self, data: Buffer) -> int:
         data = bytes(data)
         self.parts.append(data)
         self.position += len(data)
@@ -243,7 +252,7 @@ class _Sink:
         return data
 
 
-def parquet_blocks(schema, batches) -> Iterator[bytes]:
+def parquet_blocks(schema: pa.Schema, batches: Iterable[dict[str, list[Any]]]) -> Iterator[bytes]:
     """Parquet bytes from an iterator of column dicts, one row group per batch."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -261,6 +270,6 @@ def parquet_blocks(schema, batches) -> Iterator[bytes]:
     yield sink.take()
 
 
-def _parquet_blocks(chunks) -> Iterator[bytes]:
+def _parquet_blocks(chunks: Iterable[list[dict[str, Any]]]) -> Iterator[bytes]:
     batches = ({f: [r[f] for r in chunk] for f in FIELDS} for chunk in chunks)
     return parquet_blocks(parquet_schema(), batches)

@@ -1,9 +1,11 @@
 """Judgments in and out as JSON Lines: judgments made elsewhere join a study as if made here.
 
 Import (`judgments_import`): the file is read from disk, validated ("line N: reason") and written
-CHUNK lines at a time with bulk inserts, all in one transaction; any error, on any line, leaves
-the database as it was. Memory grows with the study's contexts, completions and pairs, not with
-the file's length.
+CHUNK lines at a time, all in one transaction; any error, on any line, leaves the database as it
+was. On PostgreSQL, completions and judgments are written by binary COPY (core.bulk), and the
+pairs the import makes take their keys from the sequence when found and are written once at the
+end, with their counts (every foreign key is checked at commit). Memory grows with the study's
+contexts, completions and pairs, not with the file's length.
 
 - The format (annotation.formats) requires only context_id, system_a, system_b, judge and winner;
   the defaults for the rest are documented there. Files of other tools (Chatbot Arena, MT-Bench,
@@ -41,8 +43,9 @@ import hashlib
 import hmac
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +59,7 @@ from completions.importers import (
     no_cyclic_gc,
 )
 from completions.models import Completion, DialogueContext, Study, System, SystemKind
+from core.bulk import copy_insert, copy_rows, new_ids
 
 from .judgment_export import judgments_export  # noqa: F401 (one import point)
 from .judgment_sources import JudgmentRecord, iter_judgments, read_source
@@ -64,6 +68,28 @@ from .models import JudgeKind, Judgment, Pair, Rater
 # Each side or verdict to its mirror (keys and values: the formats' literals, None and "").
 FLIP: dict[Any, Any] = {"a": "b", "b": "a", "tie": "tie", None: None, "": ""}
 BATCH = 2000
+# A verdict as stored, to tell a repeated line from a conflicting one:
+# (winner, strength, strength_max, axes, shown_left).
+StoredVerdict = tuple[str, int | None, int | None, dict[str, Any], str]
+# A judgment to insert, in INSERT_COLUMNS order.
+JudgmentRow = tuple[
+    int,  # study_id
+    int,  # pair_id
+    str | None,  # judge_kind
+    int | None,  # rater_id
+    str,  # judge
+    str | None,  # judge_family
+    str,  # winner
+    int | None,  # strength
+    int | None,  # strength_max
+    dict[str, Any],  # axes
+    str | None,  # rationale
+    str,  # shown_left
+    int | None,  # duration_ms
+    datetime | None,  # submitted_at
+    str,  # source
+    dict[str, Any] | None,  # metadata
+]
 
 
 @dataclass
@@ -145,11 +171,14 @@ class _Known:
     contexts: dict[str, int]
     systems: dict[str, int]
     completions: dict[tuple[int, int], tuple[int, str | None]]
-    pairs: dict[tuple[int, int], Pair]
-    pair_of: dict[tuple[str, str, str], tuple[Pair, bool]]
-    stored: dict[tuple[int, str, str], tuple]
-    new: dict[tuple[int, str, str], tuple]
+    pairs: dict[tuple[int, int], int]  # (completion_a id, completion_b id) -> pair id
+    pair_of: dict[tuple[str, str, str], tuple[int, bool]]
+    stored: dict[tuple[int, str, str], StoredVerdict]
+    new: dict[tuple[int, str, str], StoredVerdict]
     human: Counter[int]
+    # PostgreSQL: the pairs this import makes, written at its end with their counts (their
+    # keys are taken from the sequence when they are found; every foreign key is deferred).
+    later: list[tuple[int, int, int, int]] = field(default_factory=list)  # id, context, a, b
 
 
 @transaction.atomic
@@ -162,7 +191,7 @@ def judgments_import_records(
     for chunk in itertools.batched(records, CHUNK):
         _import_chunk(study, list(chunk), known, report)
     report.created = len(known.new)
-    report.quotas_raised = _count_human(known.human)
+    report.quotas_raised = _pairs_write_later(study, known) + _count_human(known.human)
     return report
 
 
@@ -176,7 +205,12 @@ def _known(study: Study) -> _Known:
         completions={
             (c, s): (pk, None if u else t) for c, s, pk, t, u in rows.iterator(chunk_size=BATCH)
         },
-        pairs={(p.completion_a_id, p.completion_b_id): p for p in Pair.objects.filter(study=study)},
+        pairs={
+            (a, b): pk
+            for a, b, pk in Pair.objects.filter(study=study)
+            .values_list("completion_a_id", "completion_b_id", "id")
+            .iterator(chunk_size=BATCH)
+        },
         pair_of={},
         stored=_stored_verdicts(study),
         new={},
@@ -184,12 +218,14 @@ def _known(study: Study) -> _Known:
     )
 
 
-def _import_chunk(study: Study, records: list, known: _Known, report) -> None:
+def _import_chunk(
+    study: Study, records: Sequence[JudgmentRecord], known: _Known, report: JudgmentImportReport
+) -> None:
     report.read += len(records)
     raters = _raters(study, records, report)
     real = [r for r in records if not r.quality_check]
     report.quality_checks_skipped += len(records) - len(real)
-    report.tie_strength_dropped += sum("dropped_tie_strength" in r.metadata for r in real)
+    report.tie_strength_dropped += sum("dropped_tie_strength" in (r.metadata or {}) for r in real)
     report.time_unknown += sum(r.submitted_at is None for r in real)
     _contexts(study, real, known.contexts, report)
     _systems(study, real, known.systems, report)
@@ -198,7 +234,12 @@ def _import_chunk(study: Study, records: list, known: _Known, report) -> None:
     _judgments(study, real, pairs, raters, known, report)
 
 
-def _contexts(study: Study, records, known: dict[str, int], report) -> None:
+def _contexts(
+    study: Study,
+    records: Sequence[JudgmentRecord],
+    known: dict[str, int],
+    report: JudgmentImportReport,
+) -> None:
     wanted = {r.context_id for r in records}
     new = [
         DialogueContext(study=study, external_id=c, turns=[], source="import")
@@ -209,7 +250,12 @@ def _contexts(study: Study, records, known: dict[str, int], report) -> None:
     known.update({c.external_id: c.pk for c in new})
 
 
-def _systems(study: Study, records, known: dict[str, int], report) -> None:
+def _systems(
+    study: Study,
+    records: Sequence[JudgmentRecord],
+    known: dict[str, int],
+    report: JudgmentImportReport,
+) -> None:
     names = {r.system_a for r in records} | {r.system_b for r in records}
     new = [
         System(
@@ -226,7 +272,9 @@ def _kind(name: str) -> str:
     return SystemKind.DATASET if name == "original-dataset" else SystemKind.MODEL
 
 
-def _completions(records, state: _Known, report) -> None:
+def _completions(
+    records: Sequence[JudgmentRecord], state: _Known, report: JudgmentImportReport
+) -> None:
     """Keep (context id, system id) -> (completion id, text) up to date from the file's texts.
 
     A completion the file gives no text for becomes a placeholder marked text-unknown (never
@@ -234,7 +282,7 @@ def _completions(records, state: _Known, report) -> None:
     second, different text for it (anywhere in the file) is an error.
     """
     known, contexts, systems = state.completions, state.contexts, state.systems
-    new: dict[tuple[int, int], Completion] = {}
+    new: dict[tuple[int, int], str | None] = {}  # (context id, system id) -> text (None: unknown)
     filled: dict[int, Completion] = {}
     # Each (context, system, text) once, at its first line: files repeat them for every judge,
     # and a repeat changes nothing.
@@ -245,9 +293,9 @@ def _completions(records, state: _Known, report) -> None:
     for (context_id, system, text), r in firsts.items():
         key = (contexts[context_id], systems[system])
         if key not in known and key not in new:
-            new[key] = _completion(key, text)
+            new[key] = text
             continue
-        pk, have = known[key] if key in known else (None, new[key].text or None)
+        pk, have = known[key] if key in known else (None, new[key] or None)
         if text is None or text == have:
             continue
         if have is not None:
@@ -256,35 +304,33 @@ def _completions(records, state: _Known, report) -> None:
                 f"{context_id!r} differs from the one stored"
             )
         if pk is None:
-            new[key].text, new[key].text_unknown = text, False
+            new[key] = text
         else:
             filled[pk] = Completion(pk=pk, text=text, text_unknown=False)
             known[key] = (pk, text)
-    Completion.objects.bulk_create(list(new.values()), batch_size=BATCH)
+    ids = copy_insert(
+        Completion,
+        COMPLETION_COLUMNS,
+        [(c, s, text or "", text is None, IMPORTED) for (c, s), text in new.items()],
+    )
     Completion.objects.bulk_update(list(filled.values()), ["text", "text_unknown"])
     report.completions_created += len(new)
-    report.completions_text_unknown += sum(c.text_unknown for c in new.values())
+    report.completions_text_unknown += sum(text is None for text in new.values())
     report.completions_filled_in += len(filled)
-    known.update({k: (c.pk, None if c.text_unknown else c.text) for k, c in new.items()})
+    known.update({key: (pk, text) for pk, (key, text) in zip(ids, new.items(), strict=True)})
 
 
-def _completion(key: tuple[int, int], text: str | None) -> Completion:
-    return Completion(
-        context_id=key[0],
-        system_id=key[1],
-        text=text or "",
-        text_unknown=text is None,
-        provenance={"source": "judgments import"},
-    )
-
-
-def _pairs(study, records, state: _Known, report) -> list[Pair]:
-    """Orient every record canonically; the pair of each record, in record order."""
+def _pairs(
+    study: Study, records: Sequence[JudgmentRecord], state: _Known, report: JudgmentImportReport
+) -> list[int]:
+    """Orient every record canonically; the pair id of each record, in record order."""
     contexts, systems, completions = state.contexts, state.systems, state.completions
     pairs, seen = state.pairs, state.pair_of
     # (context, system_a, system_b) as the file says -> (pair, whether to flip): files repeat a
     # pair for each judge, so the ids are looked up once per pair, not once per line.
-    out = []
+    # New pairs are numbered by their place in `new` (as -1 - index) until they are written.
+    new: list[tuple[int, int, int, int, int]] = []
+    found: list[tuple[str, str, str]] = []
     for r in records:
         key = (r.context_id, r.system_a, r.system_b)
         if key not in seen:
@@ -292,30 +338,39 @@ def _pairs(study, records, state: _Known, report) -> list[Pair]:
             a, b = (completions[(context, systems[s])][0] for s in (r.system_a, r.system_b))
             ab = (min(a, b), max(a, b))
             if ab not in pairs:
-                pairs[ab] = Pair(
-                    study=study,
-                    context_id=context,
-                    completion_a_id=ab[0],
-                    completion_b_id=ab[1],
-                    quota=study.judgments_per_pair,
-                )
+                pairs[ab] = -1 - len(new)
+                new.append((study.pk, context, ab[0], ab[1], study.judgments_per_pair))
             seen[key] = (pairs[ab], a > b)
-        pair, turn = seen[key]
+            found.append(key)
+    if connection.vendor == "postgresql":
+        ids = new_ids(Pair, len(new))
+        state.later.extend((pk, c, a, b) for pk, (_, c, a, b, _) in zip(ids, new, strict=True))
+    else:
+        ids = copy_insert(Pair, PAIR_COLUMNS, new)
+    for key in found:
+        pk, turn = seen[key]
+        if pk < 0:
+            seen[key] = (ids[-1 - pk], turn)
+    for pk, (_, _, a, b, _) in zip(ids, new, strict=True):
+        pairs[(a, b)] = pk
+    out = []
+    for r in records:
+        pk, turn = seen[(r.context_id, r.system_a, r.system_b)]
         if turn:
             flip(r)
             report.flipped += 1
-        out.append(pair)
-    new = [p for p in pairs.values() if p.pk is None]
-    Pair.objects.bulk_create(new, batch_size=BATCH)
+        out.append(pk)
     report.pairs_created += len(new)
     return out
 
 
-def _raters(study: Study, records, report) -> dict[str, Rater]:
+def _raters(
+    study: Study, records: Sequence[JudgmentRecord], report: JudgmentImportReport
+) -> dict[str, Rater]:
     """file judge id -> Rater for human judges; "excluded": true sets the override, "cohort"
     a new rater's cohort (an existing rater keeps theirs)."""
-    ids = {r.judge for r in records if r.judge_kind == JudgeKind.HUMAN}
-    cohorts = {r.judge: r.cohort for r in records if r.judge_kind == JudgeKind.HUMAN and r.cohort}
+    ids = {r.judge for r in records if _is_human(r)}
+    cohorts = {r.judge: r.cohort for r in records if _is_human(r) and r.cohort}
     # A judge id that is already this study's pseudonym (our own export coming back) is that
     # rater; otherwise the id is the rater's private external id.
     mine = Rater.objects.filter(study=study)
@@ -334,7 +389,7 @@ def _raters(study: Study, records, report) -> dict[str, Rater]:
     Rater.objects.bulk_create(new, batch_size=BATCH)
     report.raters_created += len(new)
     raters = found | {r.external_id: r for r in new}
-    excluded = {r.judge for r in records if r.judge_kind == JudgeKind.HUMAN and r.excluded}
+    excluded = {r.judge for r in records if _is_human(r) and r.excluded}
     to_exclude = [raters[i] for i in excluded if raters[i].exclusion_override is not True]
     for rater in to_exclude:
         rater.exclusion_override = True
@@ -342,11 +397,21 @@ def _raters(study: Study, records, report) -> dict[str, Rater]:
     return raters
 
 
-def _verdict(winner, strength, strength_max, axes, shown_left) -> tuple:
+def _is_human(r: JudgmentRecord) -> bool:
+    return r.judge_kind == JudgeKind.HUMAN.value
+
+
+def _verdict(
+    winner: str,
+    strength: int | None,
+    strength_max: int | None,
+    axes: dict[str, Any] | None,
+    shown_left: str | None,
+) -> StoredVerdict:
     return (winner, strength, strength_max, axes or {}, shown_left or "")
 
 
-def _stored_verdicts(study: Study) -> dict[tuple[int, str, str], tuple]:
+def _stored_verdicts(study: Study) -> dict[tuple[int, str, str], StoredVerdict]:
     return {
         _key(p, j, kind, v[-1]): _verdict(*v)
         for p, j, kind, *v in Judgment.objects.filter(study=study, pair__isnull=False)
@@ -364,16 +429,23 @@ def _stored_verdicts(study: Study) -> dict[tuple[int, str, str], tuple]:
     }
 
 
-def _judgments(study, records, pairs, raters, state: _Known, report) -> None:
+def _judgments(
+    study: Study,
+    records: Sequence[JudgmentRecord],
+    pairs: Sequence[int],
+    raters: dict[str, Rater],
+    state: _Known,
+    report: JudgmentImportReport,
+) -> None:
     stored, new, human = state.stored, state.new, state.human
 
-    def rows() -> Iterator[tuple]:
+    def rows() -> Iterator[JudgmentRow]:
         # Made while COPY streams them: the client checks a line while the server stores the
         # ones before it (an error stops the COPY and the transaction keeps nothing).
         for r, pair in zip(records, pairs, strict=True):
-            rater = raters.get(r.judge) if r.judge_kind == JudgeKind.HUMAN else None
+            rater = raters.get(r.judge) if _is_human(r) else None
             judge = rater.pseudonym if rater else r.judge
-            key = _key(pair.pk, judge, r.judge_kind, r.shown_left)
+            key = _key(pair, judge, r.judge_kind, r.shown_left)
             if key in stored or key in new:
                 before = stored[key] if key in stored else new[key]
                 if before != _record_verdict(r):
@@ -385,22 +457,29 @@ def _judgments(study, records, pairs, raters, state: _Known, report) -> None:
                 report.duplicate_lines += key not in stored
                 continue
             new[key] = _record_verdict(r)  # the verdict only: the record goes with its chunk
-            if r.judge_kind == JudgeKind.HUMAN:
-                human[pair.pk] += 1
+            if _is_human(r):
+                human[pair] += 1
             yield _judgment_row(study, r, pair, rater, judge)
 
     judgments_insert(rows())
 
 
-def _key(pair_id: int, judge: str, kind: str, shown_left: str | None) -> tuple[int, str, str]:
+def _key(
+    pair_id: int, judge: str, kind: str | None, shown_left: str | None
+) -> tuple[int, str, str]:
     """A human judges a pair once; an LLM judge once per order shown (position swap)."""
     return (pair_id, judge, (shown_left or "") if kind == JudgeKind.LLM else "")
 
 
-def _record_verdict(r: JudgmentRecord) -> tuple:
+def _record_verdict(r: JudgmentRecord) -> StoredVerdict:
     return _verdict(r.winner, r.strength, r.strength_max, axes_json(r), r.shown_left)
 
 
+# The columns a completion made by an import fills, and its provenance.
+COMPLETION_COLUMNS = ["context_id", "system_id", "text", "text_unknown", "provenance"]
+IMPORTED = {"source": "judgments import"}
+# The columns a pair made by an import fills (the token and the rest: model defaults).
+PAIR_COLUMNS = ["study_id", "context_id", "completion_a_id", "completion_b_id", "quota"]
 # The columns an imported judgment fills; the others take their model defaults.
 INSERT_COLUMNS = [
     "study_id",
@@ -422,10 +501,12 @@ INSERT_COLUMNS = [
 ]
 
 
-def _judgment_row(study, r: JudgmentRecord, pair: Pair, rater: Rater | None, judge: str) -> tuple:
+def _judgment_row(
+    study: Study, r: JudgmentRecord, pair: int, rater: Rater | None, judge: str
+) -> JudgmentRow:
     return (
         study.pk,
-        pair.pk,
+        pair,
         r.judge_kind,
         rater.pk if rater else None,
         judge,
@@ -443,7 +524,7 @@ def _judgment_row(study, r: JudgmentRecord, pair: Pair, rater: Rater | None, jud
     )
 
 
-def judgments_insert(rows: Iterable[tuple]) -> None:
+def judgments_insert(rows: Iterable[JudgmentRow]) -> None:
     """Insert judgment rows (INSERT_COLUMNS order): PostgreSQL binary COPY, else bulk_create.
 
     COPY streams the rows in one statement (about ten times the ORM's bulk INSERT here); binary
@@ -480,12 +561,54 @@ def _column_defaults() -> dict[str, object]:
     }
 
 
+def _pairs_write_later(study: Study, known: _Known) -> int:
+    """Write the pairs this import made (PostgreSQL), each with its human judgments counted and
+    its quota raised to fit them; take them out of `known.human`. Returns the quotas raised."""
+    if not known.later:
+        return 0
+    quota, human = study.judgments_per_pair, known.human
+    counts = [human.pop(pk, 0) for pk, *_ in known.later]
+    copy_rows(
+        Pair,
+        [
+            "id",
+            "study_id",
+            "context_id",
+            "completion_a_id",
+            "completion_b_id",
+            "n_judgments",
+            "quota",
+        ],
+        (
+            (pk, study.pk, c, a, b, n, max(quota, n))
+            for (pk, c, a, b), n in zip(known.later, counts, strict=True)
+        ),
+    )
+    return sum(n > quota for n in counts)
+
+
 def _count_human(added: Counter[int]) -> int:
     """Add new human judgments to Pair.n_judgments, raising a quota the import would pass.
 
-    One UPDATE per distinct increment, with F() expressions so that judgments the platform
-    stores meanwhile are not lost. Returns how many quotas were raised.
+    Relative updates (n_judgments + n), so that judgments the platform stores meanwhile are not
+    lost: on PostgreSQL one UPDATE for every pair (the counts sent as two arrays), elsewhere one
+    per distinct increment. Returns how many quotas were raised.
     """
+    if not added:
+        return 0
+    if connection.vendor == "postgresql":
+        table = Pair._meta.db_table
+        with connection.cursor() as cursor:
+            # The subquery reads each pair as it was before the update: whether its quota rises.
+            cursor.execute(
+                f"UPDATE {table} AS p SET n_judgments = p.n_judgments + v.n, "
+                "quota = GREATEST(p.quota, p.n_judgments + v.n) "
+                "FROM (SELECT u.id, u.n, q.quota < q.n_judgments + u.n AS raised "
+                f"FROM unnest(%s::bigint[], %s::int[]) AS u(id, n) JOIN {table} AS q "
+                "ON q.id = u.id) AS v WHERE p.id = v.id RETURNING v.raised",
+                [list(added), list(added.values())],
+            )
+            return sum(raised for (raised,) in cursor.fetchall())
     by_increment: dict[int, list[int]] = {}
     for pk, n in added.items():
         by_increment.setdefault(n, []).append(pk)

@@ -85,7 +85,7 @@ def read_source(
         raise ImportFileError(f"unknown format {fmt!r} (one of {', '.join(SOURCE_FORMATS)})")
     skipped = 0
 
-    def parse(obj: dict, line: int) -> JudgmentRecord | None:
+    def parse(obj: dict[str, Any], line: int) -> JudgmentRecord | None:
         nonlocal skipped
         try:
             return parse_judgment(convert(obj), line)

@@ -81,7 +81,9 @@ def design_balanced[K: Hashable](
     return design
 
 
-def _usage(contexts, existing) -> tuple[Counter, Counter]:
+def _usage[K: Hashable](
+    contexts: Mapping[K, Sequence[Item]], existing: Mapping[K, Iterable[PairIds]]
+) -> tuple[Counter[tuple[str, str]], Counter[str]]:
     """How often each system pair and each system already appear in stored pairs."""
     usage: Counter[tuple[str, str]] = Counter()
     system_use: Counter[str] = Counter()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import statistics
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cachetools import TTLCache
 from django.db import connection, transaction
@@ -24,6 +24,9 @@ from completions.models import Study
 
 from .models import AXES, AXIS_NAMES, QualityCheckItem, Rater
 from .selectors import quality_item_count_forget, rater_stats
+
+if TYPE_CHECKING:
+    from django.db.models import Q
 
 MIN_CHECKS = 2
 FAIL_SHARE = 0.5
@@ -78,7 +81,7 @@ RUBRIC = {
 }
 
 
-def rubric_rows() -> list[dict]:
+def rubric_rows() -> list[dict[str, str]]:
     return [{"axis": axis, "name": AXIS_NAMES[axis], **RUBRIC[axis]} for axis in AXES]
 
 
@@ -137,7 +140,7 @@ _ATTENTION: list[dict[str, Any]] = [
 ]
 
 
-def _turns(supporter: str, seeker: str) -> list[dict]:
+def _turns(supporter: str, seeker: str) -> list[dict[str, str]]:
     return [{"speaker": "supporter", "text": supporter}, {"speaker": "seeker", "text": seeker}]
 
 
@@ -336,7 +339,7 @@ def study_quality_update(*, study: Study) -> int:
     return sum(r.flagged for r in raters)
 
 
-def judgments_excluded_q():
+def judgments_excluded_q() -> Q:
     """Judgments of excluded raters (flagged without an include override, or excluded)."""
     from django.db.models import Q
 

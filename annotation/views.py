@@ -111,11 +111,13 @@ NOT_OPEN_NOTICES: dict[str, str] = {
 
 def _limited(request: HtmxHttpRequest, group: str, rate: str) -> bool:
     """Per-client rate limit (django-ratelimit on the shared cache; fails open without it)."""
-    return is_ratelimited(request, group=group, key="ip", rate=rate, increment=True)
+    # django-ratelimit ships no annotations: its answer is a bool.
+    limited: bool = is_ratelimited(request, group=group, key="ip", rate=rate, increment=True)
+    return limited
 
 
 def _notice_page(
-    request: HtmxHttpRequest, kind: str, study: Study, status: int = 200, **extra
+    request: HtmxHttpRequest, kind: str, study: Study, status: int = 200, **extra: object
 ) -> HttpResponse:
     """One template for every "you cannot continue" page: closed, paused, full, ..."""
     context = {"study": study, "kind": kind, **extra}

@@ -1,14 +1,15 @@
 """Judgments JSONL import speed: N judgments (default 1,000,000) into a fresh study, then again.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_DB_SUFFIX=_me \
-        .venv/bin/python benchmarks/bench_import_judgments.py --n 1000000 [--systems 200]
+        .venv/bin/python benchmarks/bench_import_judgments.py --n 1000000 [--systems 200] [--refit]
 
 Prints the first import (everything written), the re-import (everything already present),
 reading and validating the file alone (no database) and, on PostgreSQL, the floor: the same
 rows, as the import stored them, written again into the same table by one raw binary `COPY`
 (the rows read out with `COPY ... TO STDOUT (FORMAT BINARY)` beforehand, deleted, copied back
 and their deferred constraints checked, all inside a transaction rolled back afterwards), with
-the import's rate as a share of it.
+the import's rate as a share of it. With --refit, the imported study's full refit and the
+leaderboard read from its snapshot afterwards.
 
 Uses its own database (`heart_bench_import` on PostgreSQL, dropped at the end; a temporary SQLite
 file otherwise). The file has 300 contexts x --systems systems (default 6: 4,500 pairs; 200:
@@ -64,6 +65,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--systems", type=int, default=6)
+    parser.add_argument(
+        "--refit",
+        action="store_true",
+        help="then refit the imported study's leaderboard (every section) and read it back",
+    )
+    parser.add_argument("--reads", type=int, default=10)
     args = parser.parse_args()
     path = Path(f"/tmp/{BENCH_DB}.jsonl")
     with open(path, "w") as fh:
@@ -107,10 +114,31 @@ def main() -> None:
             f"{'validation':12s} {args.n:,} lines, no database: {took:.2f} s "
             f"({args.n / took:,.0f} lines/s)"
         )
+        if args.refit:
+            refit_and_read(study, args.reads)
     finally:
         connection.close()
         bench_export.bench_database_url(base, name=BENCH_DB, drop_only=True)
         path.unlink()
+
+
+def refit_and_read(study, n_reads: int) -> None:
+    """The full refit of the imported study (the three default boards, every section,
+    agreement, stored), then the pages and the API reading the stored snapshot."""
+    from benchmarks.bench_leaderboard_refit import peak_rss_mb, reads
+    from ranking import services
+
+    start = time.perf_counter()
+    snaps = services.snapshot_refit_study(study_id=study.pk, trigger="command")
+    took = time.perf_counter() - start
+    print(
+        f"{'full refit':12s} load + 3 boards (every section) + agreement + store: {took:.1f} s; "
+        f"snapshots {[s.duration_ms for s in snaps]} ms, comparisons "
+        f"{[s.n_comparisons for s in snaps]}"
+    )
+    for name, p50, p95 in reads(study, n_reads):
+        print(f"{'read':12s} the leaderboard ({name}): p50 {p50:.0f} ms, p95 {p95:.0f} ms")
+    print(f"{'peak RSS':12s} {peak_rss_mb():.0f} MB")
 
 
 def raw_copy(study_id: int) -> tuple[int, float]:

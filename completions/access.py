@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeGuard, cast
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from rest_framework.permissions import BasePermission
 
@@ -23,6 +25,8 @@ from .models import Study
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractUser, AnonymousUser, User
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
 
 STUDY_ADMINS = "study admins"
 WRITERS = "writers"
@@ -40,11 +44,11 @@ def is_writer(user: AbstractUser | AnonymousUser) -> TypeGuard[User]:
     )
 
 
-def study_admin_required[V: Callable[..., Any]](view: V) -> V:
+def study_admin_required[V: Callable[..., HttpResponseBase]](view: V) -> V:
     """Decorator: logged-in study admins only (others get the login page or 403)."""
 
     @wraps(view)
-    def wrapper(request, *args, **kwargs):
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         if not is_study_admin(request.user):
@@ -54,7 +58,7 @@ def study_admin_required[V: Callable[..., Any]](view: V) -> V:
     return cast(V, role("study_admin")(wrapper))
 
 
-def studies_for_admin(user) -> QuerySet[Study]:
+def studies_for_admin(user: AbstractUser | AnonymousUser) -> QuerySet[Study]:
     """The studies a user administers: all for a superuser; for another study admin those that
     list them in Study.admins, plus those listing nobody (open to every study admin)."""
     if not is_study_admin(user):
@@ -64,7 +68,7 @@ def studies_for_admin(user) -> QuerySet[Study]:
     return Study.objects.filter(Q(admins=user) | Q(admins__isnull=True)).distinct()
 
 
-def can_admin_study(user, study: Study) -> bool:
+def can_admin_study(user: AbstractUser | AnonymousUser, study: Study) -> bool:
     if not is_study_admin(user):
         return False
     if user.is_superuser:
@@ -73,7 +77,7 @@ def can_admin_study(user, study: Study) -> bool:
     return not admins.exists() or admins.filter(pk=user.pk).exists()
 
 
-def access_study_for_admin(user, slug: str) -> Study:
+def access_study_for_admin(user: AbstractUser | AnonymousUser, slug: str) -> Study:
     """Fetch a study a study admin asked for; raises PermissionDenied for anyone else,
     including a study admin of other studies (Study.admins)."""
     if not is_study_admin(user):
@@ -96,9 +100,9 @@ def access_study_for_admin(user, slug: str) -> Study:
 class IsStudyAdmin(BasePermission):
     """DRF permission: study admins only (object level: admins of that study)."""
 
-    def has_permission(self, request, view) -> bool:
+    def has_permission(self, request: Request, view: APIView) -> bool:
         return is_study_admin(request.user)
 
-    def has_object_permission(self, request, view, obj) -> bool:
+    def has_object_permission(self, request: Request, view: APIView, obj: object) -> bool:
         study = obj if isinstance(obj, Study) else getattr(obj, "study", None)
         return study is not None and can_admin_study(request.user, study)

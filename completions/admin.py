@@ -6,7 +6,7 @@ from .models import Completion, DialogueContext, Study, System
 
 
 @admin.register(Study)
-class StudyAdmin(admin.ModelAdmin):
+class StudyAdmin(admin.ModelAdmin[Study]):
     list_display = (
         "slug",
         "name",
@@ -22,7 +22,7 @@ class StudyAdmin(admin.ModelAdmin):
 
 
 @admin.register(DialogueContext)
-class DialogueContextAdmin(admin.ModelAdmin):
+class DialogueContextAdmin(admin.ModelAdmin[DialogueContext]):
     list_display = (
         "external_id",
         "study",
@@ -38,14 +38,14 @@ class DialogueContextAdmin(admin.ModelAdmin):
 
 
 @admin.register(System)
-class SystemAdmin(admin.ModelAdmin):
+class SystemAdmin(admin.ModelAdmin[System]):
     list_display = ("name", "study", "kind", "family", "ttft_ms", "external_score")
     list_filter = ("study", "kind", "family")
     search_fields = ("name", "family")
 
 
 @admin.register(Completion)
-class CompletionAdmin(admin.ModelAdmin):
+class CompletionAdmin(admin.ModelAdmin[Completion]):
     list_display = ("id", "context", "system", "writer", "text_unknown", "ttft_ms", "created_at")
     # Placeholders from judgments imports (text unknown): never served to raters.
     list_filter = ("system__study", "system__kind", "text_unknown")

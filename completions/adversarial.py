@@ -15,6 +15,7 @@ import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from completions.sampling import stratified_round_robin
 from core import structured
@@ -93,7 +94,7 @@ def system_prompt() -> str:
     return SYSTEM_PROMPT.format(profiles=profiles, high=HIGH_HOSTILITY)
 
 
-def user_prompt(turns: Sequence[dict], profile: str) -> str:
+def user_prompt(turns: Sequence[dict[str, Any]], profile: str) -> str:
     n_seeker = sum(1 for t in turns if t["speaker"] == "seeker")
     plain = [{"speaker": t["speaker"], "text": t["text"]} for t in turns]
     return USER_PROMPT.format(
@@ -115,7 +116,7 @@ def turn_key(number: int) -> str:
     return f"turn_{number}"
 
 
-def _supporter_turn(number: int, text: str) -> dict:
+def _supporter_turn(number: int, text: str) -> dict[str, Any]:
     return {
         "type": "object",
         "description": f"turn {number}: the supporter's, copied exactly",
@@ -133,7 +134,7 @@ def _supporter_turn(number: int, text: str) -> dict:
     }
 
 
-def _seeker_turn(number: int, target: int, last: bool) -> dict:
+def _seeker_turn(number: int, target: int, last: bool) -> dict[str, Any]:
     low = HIGH_HOSTILITY if last else 0
     hint = f", at least {HIGH_HOSTILITY} (the last turn)" if last else ""
     return {
@@ -149,7 +150,7 @@ def _seeker_turn(number: int, target: int, last: bool) -> dict:
     }
 
 
-def reply_schema(source: Sequence[dict], profile: str) -> dict:
+def reply_schema(source: Sequence[dict[str, Any]], profile: str) -> dict[str, Any]:
     """The strict reply schema for rewriting ``source``: it states every structural rule of
     paper 9.2 that a schema can (both providers' strict modes accept it: closed objects, every
     property required, enums instead of ranges, no array-length keywords, which Anthropic's
@@ -198,11 +199,11 @@ class RewriteRejected(ValueError):
 class Rewrite:
     """An accepted rewrite: the turns in order and what normalising changed (empty: nothing)."""
 
-    turns: list[dict]
+    turns: list[dict[str, Any]]
     normalised: list[str]
 
 
-def rewrite_parse(raw: str, source: Sequence[dict], profile: str) -> Rewrite:
+def rewrite_parse(raw: str, source: Sequence[dict[str, Any]], profile: str) -> Rewrite:
     """Read a reply against the schema sent for ``source``; RewriteRejected (every problem
     named) exactly when it breaks that schema.
 
@@ -237,7 +238,9 @@ def rewrite_parse(raw: str, source: Sequence[dict], profile: str) -> Rewrite:
 # --------------------------------------------------------------------------- acceptance
 
 
-def rejection_reasons(source: Sequence[dict], variant: Sequence[dict]) -> list[str]:
+def rejection_reasons(
+    source: Sequence[dict[str, Any]], variant: Sequence[dict[str, Any]]
+) -> list[str]:
     """Every acceptance rule of paper 9.2 the variant breaks (empty: accepted).
 
     Rules: at least four turns; strict alternation; starts with a supporter turn (the
@@ -266,7 +269,9 @@ def rejection_reasons(source: Sequence[dict], variant: Sequence[dict]) -> list[s
     return reasons
 
 
-def _supporter_changes(source: Sequence[dict], variant: Sequence[dict]) -> list[str]:
+def _supporter_changes(
+    source: Sequence[dict[str, Any]], variant: Sequence[dict[str, Any]]
+) -> list[str]:
     reasons = []
     for number, (old, new) in enumerate(zip(source, variant, strict=True), start=1):
         if old["speaker"] != new.get("speaker"):
@@ -283,12 +288,12 @@ def _supporter_changes(source: Sequence[dict], variant: Sequence[dict]) -> list[
 @dataclass(frozen=True)
 class SourceContext:
     id: int
-    turns: list[dict]
+    turns: list[dict[str, Any]]
     emotion_type: str
     problem_type: str
 
 
-def eligible(turns: Sequence[dict]) -> bool:
+def eligible(turns: Sequence[dict[str, Any]]) -> bool:
     """A source can yield an acceptable variant: >= 4 alternating turns, supporter first,
     seeker last."""
     speakers = [t.get("speaker") for t in turns]

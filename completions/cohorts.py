@@ -11,8 +11,13 @@ links handed out before cohorts existed keep working.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from django.core import signing
+
+if TYPE_CHECKING:
+    from .models import Study
 
 CROWD = "crowd"
 CLINICIAN = "clinician"
@@ -47,21 +52,21 @@ def parse_labels(text: str) -> list[str]:
     return labels
 
 
-def study_cohorts(study) -> list[str]:
+def study_cohorts(study: Study) -> list[str]:
     """Every cohort of the study: the built-ins first, then the admin's labels."""
     return [*BUILT_IN, *parse_labels(study.cohort_labels)]
 
 
-def _signer(study) -> signing.Signer:
+def _signer(study: Study) -> signing.Signer:
     return signing.Signer(salt=f"heart.cohort.{study.pk}")
 
 
-def cohort_link_value(study, label: str) -> str:
+def cohort_link_value(study: Study, label: str) -> str:
     """The signed value of the ``cohort`` parameter of an entry link for ``label``."""
     return _signer(study).sign(label)
 
 
-def cohort_links(study, base_url: str) -> list[tuple[str, str]]:
+def cohort_links(study: Study, base_url: str) -> list[tuple[str, str]]:
     """(label, entry URL) per cohort; the crowd's link is the plain link (no parameter)."""
     joiner = "&" if "?" in base_url else "?"
     links = [(CROWD, base_url)]
@@ -70,7 +75,7 @@ def cohort_links(study, base_url: str) -> list[tuple[str, str]]:
     return links
 
 
-def cohort_from_params(study, params) -> str:
+def cohort_from_params(study: Study, params: Mapping[str, str]) -> str:
     """The cohort an entry request asks for: signed ``cohort`` parameter, else the study's
     named URL parameter, else the default. Raises CohortRefused for an unknown or forged one."""
     known = study_cohorts(study)

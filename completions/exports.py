@@ -7,7 +7,9 @@ joins, read with `iterator()` (a server-side cursor on PostgreSQL): constant mem
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
+
+from django.db.models import QuerySet
 
 from .models import Completion, DialogueContext, Study
 
@@ -39,8 +41,10 @@ COMPLETION_VALUES = {
 COMPLETION_FIELDS = list(COMPLETION_VALUES)
 
 
-def context_values(study: Study):
-    return DialogueContext.objects.filter(study=study).values("id", *CONTEXT_VALUES.values())
+def context_values(study: Study) -> QuerySet[DialogueContext, dict[str, Any]]:
+    rows = DialogueContext.objects.filter(study=study).values("id", *CONTEXT_VALUES.values())
+    # The django-stubs plugin types values() of unpacked field names as Any.
+    return cast(QuerySet[DialogueContext, dict[str, Any]], rows)
 
 
 def context_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -49,8 +53,10 @@ def context_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def completion_values(study: Study):
-    return Completion.objects.filter(context__study=study).values("id", *COMPLETION_VALUES.values())
+def completion_values(study: Study) -> QuerySet[Completion, dict[str, Any]]:
+    rows = Completion.objects.filter(context__study=study).values("id", *COMPLETION_VALUES.values())
+    # The django-stubs plugin types values() of unpacked field names as Any.
+    return cast(QuerySet[Completion, dict[str, Any]], rows)
 
 
 def completion_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ compared: own-family exclusion of LLM judges, cross-family agreement, strategy u
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 #: alias -> canonical family (both lower case). The canonical name is the model line.
 DEFAULT_ALIASES: dict[str, str] = {
@@ -56,7 +56,9 @@ def canonical_family(name: str | None, extra: Mapping[str, str] | None = None) -
     return _follow(_clean(name), aliases_merged(extra))
 
 
-def canonical_families(names, extra: Mapping[str, str] | None = None) -> dict:
+def canonical_families(
+    names: Iterable[str], extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """{name: canonical family} for many names at once (the table is merged once)."""
     table = aliases_merged(extra)
     return {name: _follow(_clean(name), table) for name in set(names)}
@@ -70,7 +72,9 @@ def _follow(family: str, table: Mapping[str, str]) -> str:
     return family
 
 
-def same_family(left: str | None, right: str | None, extra=None) -> bool:
+def same_family(
+    left: str | None, right: str | None, extra: Mapping[str, str] | None = None
+) -> bool:
     """True when both names are non-empty and have the same canonical family."""
     a, b = canonical_family(left, extra), canonical_family(right, extra)
     return bool(a) and a == b

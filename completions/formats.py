@@ -55,7 +55,7 @@ class ContractModel(BaseModel):
     metadata: dict[str, Any] | None = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _normalize(self):
+    def _normalize(self) -> Self:
         for name, field in _null_defaults(type(self)):
             if getattr(self, name) is None:
                 setattr(self, name, field.get_default(call_default_factory=True))

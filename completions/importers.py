@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -67,7 +67,7 @@ def _too_deep_at(text: str) -> int | None:
     return None
 
 
-def _blank(match: re.Match) -> str:
+def _blank(match: re.Match[str]) -> str:
     """A string's span kept (offsets stay right) without its brackets."""
     return " " * len(match.group())
 
@@ -91,11 +91,11 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield number, obj
 
 
-def read_records(
-    rows: Iterator[tuple[int, dict[str, Any]]], parse: Callable[[dict, int], Any]
-) -> list:
+def read_records[R](
+    rows: Iterator[tuple[int, dict[str, Any]]], parse: Callable[[dict[str, Any], int], R]
+) -> list[R]:
     """Parse (line, object) pairs with `parse(obj, line)`; a ValueError becomes 'line N: reason'."""
-    records = []
+    records: list[R] = []
     number = 0
     try:
         for number, obj in rows:
@@ -107,7 +107,7 @@ def read_records(
     return records
 
 
-def read_jsonl(path: str | Path, parse: Callable[[dict, int], Any]) -> list:
+def read_jsonl[R](path: str | Path, parse: Callable[[dict[str, Any], int], R]) -> list[R]:
     """Parse every line of a JSON Lines file with `parse(obj, line)`."""
     try:
         return read_records(iter_jsonl(path), parse)
@@ -132,13 +132,13 @@ def no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def read_jsonl_model(path: str | Path, model: type[ContractModel]) -> list:
+def read_jsonl_model[M: ContractModel](path: str | Path, model: type[M]) -> list[M]:
     """Every line of a JSON Lines file validated by a format model (see `iter_jsonl_model`)."""
     with no_cyclic_gc():
         return list(iter_jsonl_model(path, model))
 
 
-def iter_jsonl_model(path: str | Path, model: type[ContractModel]) -> Iterator:
+def iter_jsonl_model[M: ContractModel](path: str | Path, model: type[M]) -> Iterator[M]:
     """The lines of a JSON Lines file validated by a format model, one at a time, read from
     disk as they are needed (a large file is never held in memory whole).
 
@@ -175,7 +175,7 @@ def _decode(line: str, number: int) -> dict[str, Any]:
     return obj
 
 
-def _parser(model: type[ContractModel]) -> Callable[[dict, int], Any]:
+def _parser[M: ContractModel](model: type[M]) -> Callable[[dict[str, Any], int], M]:
     return lambda obj, line: parse_line(model, obj, line)
 
 
@@ -200,10 +200,12 @@ def read_completions(path: str | Path) -> list[CompletionFormat]:
     )
 
 
-def _unique(records: list, *, key, what: str) -> list:
+def _unique[M: ContractModel](
+    records: list[M], *, key: Callable[[M], Hashable], what: str
+) -> list[M]:
     """Drop exact repeats within a file; a repeated id with other content is an error."""
-    seen: dict[Any, Any] = {}
-    unique = []
+    seen: dict[Hashable, M] = {}
+    unique: list[M] = []
     for record in records:
         k = key(record)
         if k in seen:

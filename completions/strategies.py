@@ -14,8 +14,10 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from core import structured
 from core.structured import InvalidReply
@@ -242,7 +244,7 @@ _LABEL_SCHEMA = {
 #: The JSON schema for native structured outputs (OpenAI strict mode, Anthropic's output
 #: format): every strategy an explicit required property, so an off-taxonomy key cannot be
 #: produced. A reply is accepted exactly when it conforms; see ``label_reply_read``.
-REPLY_JSON_SCHEMA: dict = {
+REPLY_JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["reasoning", "labels"],
@@ -269,7 +271,7 @@ class LabelRead:
     """A reply read against the completion: the export's ``labels`` object (taxonomy order),
     the classifier's reasoning, and what normalising changed (empty: nothing)."""
 
-    labels: dict[str, dict]
+    labels: dict[str, dict[str, Any]]
     reasoning: str
     normalised: list[str]
 
@@ -338,7 +340,7 @@ def _float(value: float) -> float:
         return math.inf if value > 0 else -math.inf
 
 
-def _label(name: str, reply: dict, text: str, notes: structured.Notes) -> dict:
+def _label(name: str, reply: dict[str, Any], text: str, notes: structured.Notes) -> dict[str, Any]:
     reported = _float(reply["p"])
     p = notes.clamp(f"{name}: p", reported, 0.0, 1.0)
     label = {"status": reply["status"], "p": p, "evidence": None}
@@ -354,6 +356,6 @@ def _label(name: str, reply: dict, text: str, notes: structured.Notes) -> dict:
     return label
 
 
-def present_strategies(labels: dict[str, dict]) -> list[str]:
+def present_strategies(labels: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Strategies marked present, in taxonomy order (uncertain counts as not present)."""
     return [name for name in STRATEGY_NAMES if labels.get(name, {}).get("status") == "present"]

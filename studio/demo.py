@@ -13,17 +13,20 @@ import secrets
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
+from django.core.management.base import OutputWrapper
 from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Pair
 from completions.access import STUDY_ADMINS, WRITERS
 from completions.models import DialogueContext, Study, StudyStatus
+from llm.models import Endpoint
 from llm.services import EndpointError
 from writing.models import WritingContext
 from writing.services import writing_contexts_open, writing_settings
@@ -69,7 +72,7 @@ def _gist(context: DialogueContext) -> str:
     return "what you said about " + " ".join(words[-6:]) if len(words) > 3 else "this"
 
 
-def _write_jsonl(rows: Iterator[dict]) -> Path:
+def _write_jsonl(rows: Iterator[dict[str, Any]]) -> Path:
     with tempfile.NamedTemporaryFile(
         "w", suffix=".jsonl", delete=False, encoding="utf-8"
     ) as handle:
@@ -78,7 +81,7 @@ def _write_jsonl(rows: Iterator[dict]) -> Path:
     return Path(handle.name)
 
 
-def _completion_rows(study: Study) -> Iterator[dict]:
+def _completion_rows(study: Study) -> Iterator[dict[str, Any]]:
     for context in study.contexts.order_by("id"):
         for rank, (name, family, _quality, template) in enumerate(DEMO_SYSTEMS):
             yield {
@@ -99,7 +102,7 @@ def _simulated_verdict(rng: random.Random, q_a: float, q_b: float) -> tuple[str,
     return winner, max(1, min(5, round(1 + 2.5 * margin + rng.random())))
 
 
-def _judgment_rows(study: Study, seed: int = 7) -> Iterator[dict]:
+def _judgment_rows(study: Study, seed: int = 7) -> Iterator[dict[str, Any]]:
     """Simulated verdicts (LLM judges on every pair, three crowd raters on the first pairs)."""
     rng = random.Random(seed)
     quality = {name: q for name, _f, q, _t in DEMO_SYSTEMS}
@@ -191,7 +194,7 @@ def demo_admin_ensure(*, force: bool = False) -> str | None:
     return password
 
 
-def load_demo(*, stdout=None) -> Study:
+def load_demo(*, stdout: OutputWrapper | None = None) -> Study:
     """Create (or top up) the demo study. Safe to run twice: every step is idempotent."""
     study, _ = Study.objects.get_or_create(
         slug=DEMO_SLUG,
@@ -292,7 +295,7 @@ DEMO_LLM_ENDPOINTS = [
 ]
 
 
-def demo_llm_endpoints(base_url: str | None = None) -> list:
+def demo_llm_endpoints(base_url: str | None = None) -> list[Endpoint]:
     """Register the clearly labelled demo endpoints pointing at the local fake server: a judge
     run or a generation works without any API key (the replies are simulated). The fake server
     is a local address: the operator allows it (scripts/demo.sh sets LLM_ALLOWED_HOSTS and

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.core.files.uploadedfile import UploadedFile
 
 from completions import cohorts
 from completions.families import AliasError, format_aliases, parse_aliases
@@ -71,7 +72,7 @@ def style_feature_choices() -> list[tuple[str, str]]:
     return FEATURE_CHOICES
 
 
-class StudyForm(forms.ModelForm):
+class StudyForm(forms.ModelForm[Study]):
     style_features = forms.MultipleChoiceField(
         label="Style control",
         choices=lambda: style_feature_choices(),
@@ -107,7 +108,7 @@ class StudyForm(forms.ModelForm):
             "limits, instructions and the writer link are on the study's Writers page.",
         }
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # The analysis settings have defaults: a form posted without them keeps those.
         for name in (
@@ -123,7 +124,7 @@ class StudyForm(forms.ModelForm):
         if self.instance.pk:
             self.initial["family_aliases"] = format_aliases(self.instance.family_aliases or {})
 
-    def groups(self) -> list[tuple[str, list]]:
+    def groups(self) -> list[tuple[str, list[forms.BoundField]]]:
         return [(title, [self[name] for name in names]) for title, names in GROUPS.items()]
 
     def clean_family_aliases(self) -> dict[str, str]:
@@ -158,9 +159,10 @@ class StudyForm(forms.ModelForm):
         return name
 
     def clean_human_weight_share(self) -> float:
-        share = self.cleaned_data.get("human_weight_share")
+        share: float | None = self.cleaned_data.get("human_weight_share")
         if share is None:
-            return Study._meta.get_field("human_weight_share").default
+            default: float = Study._meta.get_field("human_weight_share").default
+            return default
         if not 0 < share < 1:
             raise forms.ValidationError(
                 "A share strictly between 0 and 1: 0.5 weighs humans and LLM judges equally."
@@ -171,16 +173,20 @@ class StudyForm(forms.ModelForm):
         return self.cleaned_data.get("rater_weights") or "none"
 
     def clean_target_separability(self) -> float:
-        target = self.cleaned_data.get("target_separability")
+        target: float | None = self.cleaned_data.get("target_separability")
         if target is None:
-            return Study._meta.get_field("target_separability").default
+            default: float = Study._meta.get_field("target_separability").default
+            return default
         if not 0 < target <= 1:
             raise forms.ValidationError("A share above 0 and at most 1: 0.8 means 80 % of pairs.")
         return target
 
     def clean_human_majority_min(self) -> int:
-        value = self.cleaned_data.get("human_majority_min")
-        return Study._meta.get_field("human_majority_min").default if value is None else value
+        value: int | None = self.cleaned_data.get("human_majority_min")
+        if value is None:
+            default: int = Study._meta.get_field("human_majority_min").default
+            return default
+        return value
 
     def clean_llm_games(self) -> str:
         return self.cleaned_data.get("llm_games") or "both"
@@ -195,8 +201,11 @@ class StudyForm(forms.ModelForm):
         return self.cleaned_data.get("adaptive_goal") or "order"
 
     def clean_adaptive_k(self) -> int:
-        k = self.cleaned_data.get("adaptive_k")
-        return Study._meta.get_field("adaptive_k").default if k is None else k
+        k: int | None = self.cleaned_data.get("adaptive_k")
+        if k is None:
+            default: int = Study._meta.get_field("adaptive_k").default
+            return default
+        return k
 
     def _system_name(self, field: str) -> str:
         """A system of this study named in ``field``, or blank."""
@@ -218,7 +227,7 @@ class StudyForm(forms.ModelForm):
         return anchor
 
     def clean_quality_check_rate(self) -> float:
-        rate = self.cleaned_data["quality_check_rate"]
+        rate: float = self.cleaned_data["quality_check_rate"]
         if not 0 <= rate < 1:
             raise forms.ValidationError("A share from 0 up to (not including) 1, e.g. 0.1.")
         return rate
@@ -230,7 +239,7 @@ class StudyEditForm(StudyForm):
     class Meta(StudyForm.Meta):
         fields = [n for n in StudyForm.Meta.fields if n != "slug"]
 
-    def groups(self) -> list[tuple[str, list]]:
+    def groups(self) -> list[tuple[str, list[forms.BoundField]]]:
         return [
             (title, [self[name] for name in names if name in self.fields])
             for title, names in GROUPS.items()
@@ -261,11 +270,14 @@ class UploadForm(forms.Form):
 
     detection: Detection | None = None
 
-    def clean_file(self):
-        upload = self.cleaned_data["file"]
-        if upload.size > MAX_UPLOAD_BYTES:
+    def clean_file(self) -> UploadedFile[bytes]:
+        upload: UploadedFile[bytes] = self.cleaned_data["file"]
+        # FileField already refused an empty file: a received one always has a size (the type
+        # allows None for a file being built).
+        size = upload.size or 0
+        if size > MAX_UPLOAD_BYTES:
             raise forms.ValidationError(
-                f"The file is {upload.size / 1e6:.0f} MB; the limit is "
+                f"The file is {size / 1e6:.0f} MB; the limit is "
                 f"{MAX_UPLOAD_BYTES / 1e6:.0f} MB. Use the import commands for larger files."
             )
         upload.seek(0)

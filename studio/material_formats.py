@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from studio.models import ImportKind
 
@@ -176,7 +177,7 @@ def _detect_object(line: str) -> Detection:
     return Detection(None, f"its first line has none of the keys we know (it has: {named})")
 
 
-def _first_value(text: str, start: int):
+def _first_value(text: str, start: int) -> Any:
     """The first JSON value at `start` (after blanks), or None when the head cuts it off."""
     decoder = json.JSONDecoder()
     position = start

@@ -22,6 +22,6 @@ def import_jobs_resume_stalled() -> list[int]:
 
 
 @worker_ready.connect
-def _resume_after_restart(sender=None, **kwargs) -> None:
+def _resume_after_restart(sender: object = None, **kwargs: object) -> None:
     """A worker that (re)starts looks for imports a dead worker left running."""
     enqueue("studio.tasks.import_jobs_resume_stalled")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.contrib import messages
 from django.db import transaction
@@ -127,13 +127,24 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def _invite(request: HttpRequest, study) -> str:
+def _invite(request: HttpRequest, study: Study) -> str:
     return request.build_absolute_uri(
         reverse("annotation:entry", kwargs={"invite_token": study.invite_token})
     )
 
 
-def _recruit_links(request: HttpRequest, study) -> dict[str, str]:
+class RecruitLinks(TypedDict):
+    """The study hub's recruit box: the entry links and Prolific's settings."""
+
+    invite: str
+    cohorts: list[tuple[str, str]]  # (label, entry URL) of each cohort but the crowd
+    prolific: str
+    code: str
+    redirect: str
+    redirect_set: bool
+
+
+def _recruit_links(request: HttpRequest, study: Study) -> RecruitLinks:
     invite = _invite(request, study)
     redirect_base = study.prolific_redirect_url or PROLIFIC_COMPLETE
     joiner = "&" if "?" in redirect_base else "?"
@@ -286,7 +297,9 @@ def pairs(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def _design_plan(study, preview, planner: PlannerForm):
+def _design_plan(
+    study: Study, preview: selectors.PairPreview | None, planner: PlannerForm
+) -> selectors.DesignPlan:
     wanted = planner.cleaned_data.get("half_width") if planner.is_valid() else None
     per_system_pair = (
         preview.per_system_pair

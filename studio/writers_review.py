@@ -17,12 +17,13 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation.models import Judgment
 from annotation.services.pairs import pairs_design
 from completions.access import access_study_for_admin, study_admin_required
+from completions.models import Study
 from completions.selectors.cohorts import cohort_rows
 from ranking.selectors import judgments_frame
 from studio.views import PROLIFIC_QUERY
 from writing.behaviour import FLAG_TEXT
 from writing.forms import RejectForm, WritingSettingsForm
-from writing.models import Writing
+from writing.models import Writing, WritingSettings
 from writing.selectors import context_fill, writer_stats, writings_for_review
 from writing.services import (
     ReviewError,
@@ -41,7 +42,7 @@ STATUS_FILTERS = ("pending", "accepted", "rejected", "")
 REVIEW_PAGE = 200  # texts shown at once, oldest first: reviewing them brings up the next ones
 
 
-def writer_win_rates(study) -> dict[str, tuple[float, int]]:
+def writer_win_rates(study: Study) -> dict[str, tuple[float, int]]:
     """Per human system: (wins + half the ties) / comparisons, over counted judgments."""
     frame = judgments_frame(study)
     rates: dict[str, list[float]] = {}
@@ -94,7 +95,7 @@ def writers(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "studio/writers.html", context)
 
 
-def _writing(study, token: str) -> Writing:
+def _writing(study: Study, token: str) -> Writing:
     return get_object_or_404(Writing.objects.select_related("writer"), study=study, token=token)
 
 
@@ -154,7 +155,7 @@ def open_contexts(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("writers:review", slug=slug)
 
 
-def _completion_redirect(ws) -> str:
+def _completion_redirect(ws: WritingSettings) -> str:
     """Where a finished writer is sent (Prolific's completion URL with the code), if set."""
     if not ws.prolific_redirect_url:
         return ""

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from django.db.models import Model
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.generics import GenericAPIView
 from rest_framework.pagination import BasePagination, CursorPagination
+from typing_extensions import TypeVar
 
 from completions.access import IsStudyAdmin, access_study_for_admin
 from completions.models import Study
 from core.throttling import AnonRateLimit, UserRateLimit
+
+# The model a list or detail view serves (ListAPIView[Study], ...); Model for the others.
+_M = TypeVar("_M", bound=Model, covariant=True, default=Model)
 
 
 class IdCursorPagination(CursorPagination):
@@ -20,7 +25,7 @@ class IdCursorPagination(CursorPagination):
     max_page_size = 1000
 
 
-class StudyAdminApi(GenericAPIView):
+class StudyAdminApi(GenericAPIView[_M]):
     """Base of every API view: token or session auth, study admins only, throttled.
 
     `study()` fetches the study of the URL through access_study_for_admin, so an admin of one

@@ -6,17 +6,21 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+from django.core.files.uploadedfile import UploadedFile
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation.judgment_io import judgments_import
+from annotation.judgment_io import JudgmentImportReport, judgments_import
 from annotation.judgment_sources import SOURCE_FORMATS, parse_mapping
 from completions.esconv import EsconvFormatError
 from completions.importers import ImportFileError
+from completions.models import Study
+from completions.services import ImportReport as FileImportReport
 from completions.services import completions_import, contexts_import
 from studio.services import without_server_paths
 
@@ -26,7 +30,7 @@ KINDS = ("contexts", "completions", "judgments")
 MAX_UPLOAD = 512 * 1024 * 1024
 
 
-class ImportRequest(serializers.Serializer):
+class ImportRequest(serializers.Serializer[None]):
     kind = serializers.ChoiceField(choices=KINDS)
     file = serializers.FileField(max_length=300)
     format = serializers.ChoiceField(
@@ -40,7 +44,7 @@ class ImportRequest(serializers.Serializer):
         help_text="csv only: FIELD=COLUMN,FIELD=COLUMN",
     )
 
-    def validate(self, data: dict) -> dict:
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         if data["kind"] != "judgments" and data["format"] != "jsonl":
             raise serializers.ValidationError({"format": "contexts and completions are jsonl"})
         if data["file"].size > MAX_UPLOAD:
@@ -48,13 +52,13 @@ class ImportRequest(serializers.Serializer):
         return data
 
 
-class ImportReport(serializers.Serializer):
+class ImportReport(serializers.Serializer[dict[str, Any]]):
     kind = serializers.CharField()
     report = serializers.DictField()
     lines = serializers.ListField(child=serializers.CharField())
 
 
-class ImportRefusal(serializers.Serializer):
+class ImportRefusal(serializers.Serializer[dict[str, Any]]):
     detail = serializers.CharField(help_text='"import refused, nothing changed: line N: reason"')
 
 
@@ -92,7 +96,7 @@ class ImportCreate(StudyAdminApi):
 
 
 @contextmanager
-def _on_disk(upload) -> Iterator[Path]:
+def _on_disk(upload: UploadedFile[bytes]) -> Iterator[Path]:
     """The upload as a file on disk: Django already streamed a large one to a temporary file
     (read from there line by line); a small one held in memory is written out."""
     if hasattr(upload, "temporary_file_path"):
@@ -106,14 +110,16 @@ def _on_disk(upload) -> Iterator[Path]:
         yield path
 
 
-def _refused(reason) -> Response:
+def _refused(reason: Exception | str) -> Response:
     return Response(
         {"detail": f"import refused, nothing changed: {reason}"},
         status=status.HTTP_400_BAD_REQUEST,
     )
 
 
-def _run(study, kind: str, path: Path, fmt: str, mapping: dict):
+def _run(
+    study: Study, kind: str, path: Path, fmt: str, mapping: dict[str, str]
+) -> FileImportReport | JudgmentImportReport:
     if kind == "contexts":
         return contexts_import(study=study, path=path)
     if kind == "completions":

@@ -121,7 +121,7 @@ class JudgmentFilter(filters.FilterSet):
         )
 
 
-class JudgmentList(StudyAdminApi, ListAPIView):
+class JudgmentList(StudyAdminApi[Judgment], ListAPIView[Judgment]):
     """Every judgment of the study (quality checks included) in the judgments format.
 
     `judge` is always the rater's pseudonym, never a Prolific id or e-mail.

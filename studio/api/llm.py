@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
-class RunCreate(serializers.Serializer):
+class RunCreate(serializers.Serializer[None]):
     kind = serializers.CharField(
         help_text="A run kind: generate, judge, label (when installed) or adversarial."
     )
@@ -75,7 +75,7 @@ class RunCreate(serializers.Serializer):
         )
 
 
-class RunStatus(serializers.Serializer):
+class RunStatus(serializers.Serializer[dict[str, Any]]):
     """`llm_run status --format json` row, with the plan and live counts."""
 
     run = serializers.IntegerField()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.db.models import Count
+from typing import Any
+
+from django.db.models import Count, QuerySet
 from drf_spectacular.utils import extend_schema
 from pydantic import Field
 from rest_framework import serializers
@@ -13,12 +15,12 @@ from rest_framework.response import Response
 from completions.access import studies_for_admin
 from completions.exports import completion_row, completion_values, context_row, context_values
 from completions.formats import CompletionFormat, ContextFormat
-from completions.models import Study, System
+from completions.models import Completion, DialogueContext, Study, System
 
 from .base import IdCursorPagination, StudyAdminApi
 
 
-class StudySerializer(serializers.ModelSerializer):
+class StudySerializer(serializers.ModelSerializer[Study]):
     n_contexts = serializers.IntegerField(read_only=True)
     n_systems = serializers.IntegerField(read_only=True)
 
@@ -27,12 +29,12 @@ class StudySerializer(serializers.ModelSerializer):
         exclude = ["id", "admins", "invite_token", "completion_code"]
 
 
-class StudyList(StudyAdminApi, ListAPIView):
+class StudyList(StudyAdminApi[Study], ListAPIView[Study]):
     """The studies you administer."""
 
     serializer_class = StudySerializer
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Study]:
         return (
             studies_for_admin(self.request.user)
             .annotate(
@@ -43,7 +45,7 @@ class StudyList(StudyAdminApi, ListAPIView):
         )
 
 
-class StudyDetail(StudyAdminApi, RetrieveAPIView):
+class StudyDetail(StudyAdminApi[Study], RetrieveAPIView[Study]):
     """One study: its settings (the invitation token and completion code stay in the studio)."""
 
     serializer_class = StudySerializer
@@ -56,13 +58,14 @@ class StudyDetail(StudyAdminApi, RetrieveAPIView):
         return study
 
 
-class ContextList(StudyAdminApi, ListAPIView):
+class ContextList(StudyAdminApi[DialogueContext], ListAPIView[DialogueContext]):
     """The study's contexts in the contexts format (a context made by a judgments import and
     not filled in yet has no turns)."""
 
     pagination_class = IdCursorPagination
 
-    def get_queryset(self):
+    # values() rows, not instances: get() pages them itself (no serializer reads them).
+    def get_queryset(self) -> QuerySet[DialogueContext, dict[str, Any]]:  # type: ignore[override]
         return context_values(self.study())
 
     @extend_schema(responses=ContextFormat)
@@ -72,7 +75,7 @@ class ContextList(StudyAdminApi, ListAPIView):
         return self.get_paginated_response([context_row(row) for row in page])
 
 
-class SystemSerializer(serializers.ModelSerializer):
+class SystemSerializer(serializers.ModelSerializer[System]):
     n_completions = serializers.IntegerField(read_only=True)
 
     class Meta:
@@ -88,12 +91,12 @@ class SystemSerializer(serializers.ModelSerializer):
         ]
 
 
-class SystemList(StudyAdminApi, ListAPIView):
+class SystemList(StudyAdminApi[System], ListAPIView[System]):
     """The study's systems (models, human writers, the dataset) with their completion counts."""
 
     serializer_class = SystemSerializer
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[System]:
         from completions.selectors import system_list
 
         return system_list(study=self.study())
@@ -108,12 +111,13 @@ class CompletionOut(CompletionFormat):
     text_unknown: bool = Field(False, description="Placeholder: never served to raters.")
 
 
-class CompletionList(StudyAdminApi, ListAPIView):
+class CompletionList(StudyAdminApi[Completion], ListAPIView[Completion]):
     """The study's completions in the completions format, with the text-unknown mark."""
 
     pagination_class = IdCursorPagination
 
-    def get_queryset(self):
+    # values() rows, not instances: get() pages them itself (no serializer reads them).
+    def get_queryset(self) -> QuerySet[Completion, dict[str, Any]]:  # type: ignore[override]
         return completion_values(self.study())
 
     @extend_schema(responses=CompletionOut)

@@ -3,6 +3,8 @@ only: the Prolific id stays on the raters page and in the CSV for Prolific."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -13,7 +15,7 @@ from recruitment.selectors import ACTIONS, OUTCOMES, rater_outcomes
 from .base import StudyAdminApi
 
 
-class RaterOutcomeSerializer(serializers.Serializer):
+class RaterOutcomeSerializer(serializers.Serializer[Any]):
     rater = serializers.CharField(source="rater.pseudonym", help_text="The rater's pseudonym.")
     cohort = serializers.CharField(source="rater.cohort")
     outcome = serializers.ChoiceField(

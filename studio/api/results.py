@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -44,7 +45,7 @@ class LeaderboardCohorts(StudyAdminApi):
         return Response(cohort_services.cohort_analysis(self.study(), **query.validated_data))
 
 
-class SnapshotSerializer(serializers.ModelSerializer):
+class SnapshotSerializer(serializers.ModelSerializer[LeaderboardSnapshot]):
     class Meta:
         model = LeaderboardSnapshot
         fields = [
@@ -63,7 +64,7 @@ class SnapshotSerializer(serializers.ModelSerializer):
         ]
 
 
-class SnapshotList(StudyAdminApi, ListAPIView):
+class SnapshotList(StudyAdminApi[LeaderboardSnapshot], ListAPIView[LeaderboardSnapshot]):
     """Stored leaderboard snapshots (nightly and on-demand refits), newest first."""
 
     serializer_class = SnapshotSerializer
@@ -74,11 +75,11 @@ class SnapshotList(StudyAdminApi, ListAPIView):
 
     pagination_class = Pages
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[LeaderboardSnapshot]:
         return LeaderboardSnapshot.objects.filter(study=self.study())
 
 
-class AgreementQuery(serializers.Serializer):
+class AgreementQuery(serializers.Serializer[None]):
     subset = serializers.ChoiceField(choices=SubsetFilter.choices, default=SubsetFilter.ALL)
 
 

@@ -9,6 +9,8 @@ from django.db.models import Count, Exists, Max, Min, OuterRef, Q
 from annotation.models import Judgment, Pair, Rater
 from completions.models import Completion, Study
 
+from .screening import ScreenSummary
+
 
 def _exclusions(study: Study) -> list[str]:
     reasons: Counter[str] = Counter()
@@ -48,7 +50,7 @@ def _judges(study: Study) -> list[str]:
     return lines
 
 
-def render(study: Study, *, generated_at: str, screen=None) -> str:
+def render(study: Study, *, generated_at: str, screen: ScreenSummary | None = None) -> str:
     judgments = Judgment.objects.filter(study=study)
     counts = judgments.aggregate(
         human=Count("id", filter=Q(judge_kind="human")),
@@ -128,7 +130,7 @@ def render(study: Study, *, generated_at: str, screen=None) -> str:
     return "\n".join(lines)
 
 
-def _screen_lines(screen) -> list[str]:
+def _screen_lines(screen: ScreenSummary | None) -> list[str]:
     """What the personal-data screen looked at and what it held (studio/downloads/screening)."""
     if screen is None:
         return ["Writer texts and rater rationales were not screened for this file."]

@@ -23,6 +23,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the bundled ranking package, before any installed one
@@ -49,14 +50,17 @@ def counted_judgments(judges: str, off_board: list[str] | None = None) -> pd.Dat
     return frame[keep]
 
 
-def clusters() -> dict:
+def clusters() -> dict[str, str]:
     path = HERE / "clusters.json"
     if not path.exists():
         return {}
-    return json.loads(path.read_text(encoding="utf-8"))["clusters"]
+    found: dict[str, str] = json.loads(path.read_text(encoding="utf-8"))["clusters"]
+    return found
 
 
-def leaderboard(judges: str, params: dict, off_board: list[str] | None = None) -> pd.DataFrame:
+def leaderboard(
+    judges: str, params: dict[str, Any], off_board: list[str] | None = None
+) -> pd.DataFrame:
     rule = verdicts.VerdictRule.from_dict(params.get("verdicts"))
     judgments = counted_judgments(judges, off_board)
     # A pair is its context and its two systems (the export's canonical orientation).
@@ -101,12 +105,12 @@ def leaderboard(judges: str, params: dict, off_board: list[str] | None = None) -
     )
 
 
-def interval_words(board: dict) -> str:
+def interval_words(board: dict[str, Any]) -> str:
     interval = board.get("interval") or {}
     return interval.get("label") or str(interval.get("method"))
 
 
-def compare(system: str, row: pd.Series, released: dict | None) -> int:
+def compare(system: str, row: pd.Series, released: dict[str, Any] | None) -> int:
     """Print one system's recomputed and released numbers; 1 when they differ."""
     if released is None:
         print(f"{system:30} {row['elo']:8.1f} {'-':>9}  <- not in the release")

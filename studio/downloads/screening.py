@@ -11,8 +11,10 @@ downloads page. The datasheet reports what was screened and what was held (`Scre
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation.models import JudgeKind, Judgment
@@ -20,6 +22,9 @@ from completions.esconv import identifying_kinds
 from completions.models import Completion, Study, SystemKind
 from completions.phones import regions_for
 from studio.models import ReleaseHold
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 CHUNK = 5000
 
@@ -38,7 +43,7 @@ class ScreenSummary:
         return sum(self.decisions.values())
 
 
-def _writer_texts(study: Study):
+def _writer_texts(study: Study) -> QuerySet[Completion, tuple[int, str]]:
     return (
         Completion.objects.filter(context__study=study, system__kind=SystemKind.HUMAN)
         .exclude(text="")
@@ -46,7 +51,7 @@ def _writer_texts(study: Study):
     )
 
 
-def _rationales(study: Study):
+def _rationales(study: Study) -> QuerySet[Judgment, tuple[int, str]]:
     return (
         Judgment.objects.filter(study=study, judge_kind=JudgeKind.HUMAN)
         .exclude(rationale="")
@@ -82,11 +87,11 @@ def release_screen(*, study: Study) -> ScreenSummary:
     return summary
 
 
-def _hold(study: Study, kind: str, kinds: list[str], **item) -> ReleaseHold:
+def _hold(study: Study, kind: str, kinds: list[str], **item: int) -> ReleaseHold:
     return ReleaseHold(study=study, kind=kind, found=", ".join(kinds)[:200], **item)
 
 
-def release_hold_decide(*, hold: ReleaseHold, release: bool, user) -> ReleaseHold:
+def release_hold_decide(*, hold: ReleaseHold, release: bool, user: User) -> ReleaseHold:
     """The admin's decision on one held item: release it into bundles, or keep it out."""
     hold.decision = ReleaseHold.Decision.RELEASE if release else ReleaseHold.Decision.KEEP_OUT
     hold.decided_by, hold.decided_at = user, timezone.now()
@@ -94,7 +99,7 @@ def release_hold_decide(*, hold: ReleaseHold, release: bool, user) -> ReleaseHol
     return hold
 
 
-def release_holds_for_review(study: Study):
+def release_holds_for_review(study: Study) -> list[ReleaseHold]:
     """The held items with their texts, waiting ones first (the downloads page's list)."""
     order = {"pending": 0, "keep_out": 1, "release": 2}
     holds = ReleaseHold.objects.filter(study=study).select_related("completion", "judgment")

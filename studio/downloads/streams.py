@@ -7,7 +7,7 @@ completions.csv_safe; texts are never decoded into memory all at once.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +54,7 @@ def _csv(fields: list[str], rows: Iterator[dict[str, Any]]) -> Iterator[bytes]:
     return csv_blocks(fields, ([_cell(row[f]) for f in fields] for row in rows))
 
 
-def _table(rows) -> Iterator[bytes]:
+def _table(rows: Iterable[list[Any]]) -> Iterator[bytes]:
     header, *body = list(rows)
     return csv_blocks(header, iter([[_cell(v) for v in row] for row in body]))
 

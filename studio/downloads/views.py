@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+from typing import TYPE_CHECKING
 
 from django.contrib import messages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -16,6 +17,9 @@ from studio.models import ReleaseHold
 from .release import release_build
 from .screening import release_hold_decide, release_holds_for_review, release_screen
 from .streams import DOWNLOADS
+
+if TYPE_CHECKING:
+    from core.middleware import AuthenticatedHttpRequest
 
 
 def _private[R: HttpResponseBase](response: R, filename: str) -> R:
@@ -53,7 +57,9 @@ def release_screen_run(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @study_admin_required
-def release_hold(request: HttpRequest, slug: str, pk: int, action: str) -> HttpResponse:
+def release_hold(
+    request: AuthenticatedHttpRequest, slug: str, pk: int, action: str
+) -> HttpResponse:
     """Release a held text into the bundles, or keep it out."""
     study = access_study_for_admin(request.user, slug)
     hold = get_object_or_404(ReleaseHold, pk=pk, study=study)

@@ -429,6 +429,32 @@ def test_a_contexts_import_fills_in_the_placeholders_a_judgments_import_made(tmp
     assert Pair.objects.get(study=study).context_id == context.pk
 
 
+def test_a_pairs_judgments_spread_over_chunks_are_all_counted_new_and_old_pairs_alike(
+    tmp_path, monkeypatch
+):
+    """A pair made by the import is written at its end with every chunk's judgments counted; a
+    pair stored before it gets its new judgments added; judgments point at the right pairs."""
+    monkeypatch.setattr("annotation.judgment_io.CHUNK", 2)
+    study = StudyFactory(judgments_per_pair=2)
+    human = {"judge_kind": "human", "strength": 1, "strength_max": 2}
+    judgments_import(
+        study=study, path=write(tmp_path / "a.jsonl", [judgment_row(0, judge="h0", **human)])
+    )
+    old = Pair.objects.get(study=study)
+    rows = [judgment_row(i % 2 * 5, judge=f"h{1 + i}", **human) for i in range(7)]
+    rows.append(judgment_row(5, judge="llm-1", judge_kind="llm", strength=4, strength_max=5))
+    report = judgments_import(study=study, path=write(tmp_path / "b.jsonl", rows))
+
+    new = Pair.objects.exclude(pk=old.pk).get(study=study)
+    old.refresh_from_db()
+    # The stored pair: 1 judgment before, 4 in this file (quota raised from 2 to 5).
+    assert (old.n_judgments, old.quota, old.judgments.count()) == (5, 5, 5)
+    # The new pair: 3 human judgments in chunks 1, 2 and 3, and one LLM judgment (not counted).
+    assert (new.n_judgments, new.quota, new.judgments.count()) == (3, 3, 4)
+    assert new.context_id == old.context_id and report.quotas_raised == 2
+    assert report.pairs_created == 1 and report.created == 8
+
+
 def test_imported_human_judgments_add_to_a_pair_the_platform_already_filled(tmp_path):
     study = StudyFactory(judgments_per_pair=2)
     judgments_import(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.services.pairs import pairs_design
 from completions.selectors import study_get
@@ -14,13 +16,13 @@ class Command(BaseCommand):
         "context (reproducible from the seed). Idempotent; defaults come from the study."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True)
         parser.add_argument("--design", choices=["all", "balanced"], default=None)
         parser.add_argument("--per-context", type=int, default=None)
         parser.add_argument("--seed", type=int, default=None)
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         study = study_get(slug=options["study"])
         if study is None:
             raise CommandError(f"no study with slug {options['study']!r}")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.judgment_export import FORMATS, judgments_export
 from completions.selectors import study_get
@@ -11,13 +13,13 @@ from completions.selectors import study_get
 class Command(BaseCommand):
     help = "Stream every judgment of a study to CSV, JSON Lines or Parquet (constant memory)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True)
         parser.add_argument("--format", required=True, choices=FORMATS)
         parser.add_argument("-o", "--output", required=True, help="file to write")
         parser.add_argument("--chunk-size", type=int, default=5000)
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         study = study_get(slug=options["study"])
         if study is None:
             raise CommandError(f"no study with slug {options['study']!r}")

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
 
 from annotation.judgment_io import judgments_import
 from annotation.judgment_sources import SOURCE_FORMATS, parse_mapping
@@ -21,7 +23,7 @@ class Command(BaseCommand):
         "completions and pairs are created as needed. All or nothing, idempotent."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path")
         add_study_arguments(parser)
         parser.add_argument("--format", choices=SOURCE_FORMATS, default="jsonl")
@@ -32,7 +34,7 @@ class Command(BaseCommand):
             help="CSV only: read contract FIELD from COLUMN (repeat, or comma-separate)",
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         with refused_as_command_error():
             mapping = parse_mapping(options["map"])
         run_import(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Protocol
+from typing import Any, Protocol
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from completions.esconv import EsconvFormatError
 from completions.importers import ImportFileError
@@ -16,7 +16,7 @@ from completions.services import StudyNotFound, study_resolve
 REFUSED = (ImportFileError, EsconvFormatError, StudyNotFound, OSError)
 
 
-def add_study_arguments(parser) -> None:
+def add_study_arguments(parser: CommandParser) -> None:
     parser.add_argument("--study", required=True, help="slug of the study")
     parser.add_argument(
         "--create",
@@ -26,7 +26,7 @@ def add_study_arguments(parser) -> None:
 
 
 @contextmanager
-def refused_as_command_error():
+def refused_as_command_error() -> Iterator[None]:
     """Turn a refused import into a CommandError (nothing was written: one transaction)."""
     try:
         yield
@@ -41,7 +41,7 @@ class Report(Protocol):
 
 
 def run_import(
-    command: BaseCommand, options: dict, action: Callable[[Study], Report], title: str
+    command: BaseCommand, options: dict[str, Any], action: Callable[[Study], Report], title: str
 ) -> None:
     with refused_as_command_error():
         study = study_resolve(slug=options["study"], create=options["create"])

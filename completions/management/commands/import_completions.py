@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
 
 from completions.services import completions_import
 
@@ -15,11 +17,11 @@ class Command(BaseCommand):
         "(all or nothing, idempotent by context and system)."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path")
         add_study_arguments(parser)
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         run_import(
             self,
             options,

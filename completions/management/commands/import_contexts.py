@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
 
 from completions.services import contexts_import
 
@@ -12,11 +14,11 @@ from ._common import add_study_arguments, run_import
 class Command(BaseCommand):
     help = "Import dialogue contexts from a JSON Lines file (all or nothing, idempotent by id)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path")
         add_study_arguments(parser)
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         run_import(
             self,
             options,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
 
 from completions.services import esconv_import
 
@@ -15,14 +17,14 @@ class Command(BaseCommand):
         "response potential and create contexts plus the original replies (docs/screening.md)."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path")
         add_study_arguments(parser)
         parser.add_argument(
             "--limit", type=int, default=None, help="screen only the first N conversations"
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         run_import(
             self,
             options,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from studio.formats import schema_dir, schema_texts
 
@@ -10,12 +12,12 @@ from studio.formats import schema_dir, schema_texts
 class Command(BaseCommand):
     help = "Write the JSON Schemas of the contexts, completions and judgments formats."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--check", action="store_true", help="exit non-zero if a file is not current"
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         folder = schema_dir()
         stale = []
         for name, text in schema_texts().items():

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
 
 from studio.demo import (
     DEMO_ADMIN_USERNAME,
@@ -16,7 +18,7 @@ class Command(BaseCommand):
         "database (or with --force) also a demo superuser with a random password."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
         parser.add_argument(
             "--force",
@@ -24,7 +26,7 @@ class Command(BaseCommand):
             help="Create the demo superuser even though this is not the embedded demo database.",
         )
 
-    def handle(self, *args, base_url: str, force: bool, **options):
+    def handle(self, *args: Any, base_url: str, force: bool, **options: Any) -> None:
         study = load_demo(stdout=self.stdout)
         password = demo_admin_ensure(force=force)
         base = base_url.rstrip("/")

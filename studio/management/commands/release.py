@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from completions.selectors import study_get
 from studio.downloads.release import release_build
@@ -11,11 +13,11 @@ from studio.downloads.release import release_build
 class Command(BaseCommand):
     help = "Write a study's release bundle (data, datasheet, SHA256SUMS, recompute script)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True)
         parser.add_argument("-o", "--output", required=True, help="the .zip file to write")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         study = study_get(slug=options["study"])
         if study is None:
             raise CommandError(f"no study with slug {options['study']!r}")

@@ -3,7 +3,9 @@ recomputes."""
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from studio.downloads.release import release_verify
 
@@ -11,10 +13,10 @@ from studio.downloads.release import release_verify
 class Command(BaseCommand):
     help = "Check a release bundle's SHA256SUMS and recompute its leaderboard in a fresh process."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         ok, lines = release_verify(options["path"])
         for line in lines:
             self.stdout.write(line)
