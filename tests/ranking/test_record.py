@@ -227,3 +227,14 @@ def test_a_pair_of_two_systems_taken_off_reopens_only_when_both_are_back():
     assert study.pairs.filter(quota=5).count() == 1  # GPT against the human writers
     record.system_put_back(study=study, system=CLAUDE)
     assert set(study.pairs.values_list("quota", flat=True)) == {5}
+
+
+def test_once_every_system_has_its_event_the_sync_reads_no_judgment(
+    django_assert_max_num_queries,
+):
+    study = _judged_study()
+    assert record.systems_added_sync(study) == 3
+    with django_assert_max_num_queries(2):  # the events recorded and the study's systems
+        assert record.systems_added_sync(study) == 0
+    events = BoardEvent.objects.filter(study=study, kind="system_added")
+    assert sorted(events.values_list("system", flat=True)) == sorted([GPT, CLAUDE, HUMAN])
