@@ -200,7 +200,7 @@ class Study(models.Model):
         "model gives each of them, or leaving out the raters whose verdicts the sequential "
         "outlier test flags. The raters page shows both for every rater.",
     )
-    # What the study aims for (ranking.study_quality.judgments_needed): the share of system
+    # What the study aims for (ranking.study_targets.judgments_needed): the share of system
     # pairs the human board should separate at 95 %; read when a page shows the study's grade.
     target_separability = models.FloatField(
         default=0.8,

@@ -16,7 +16,14 @@ from typing import Any
 import anthropic
 import openai
 
-from .clients import EndpointConfig, LLMReply, LLMRequest, sync_client
+from .clients import (
+    EndpointConfig,
+    LLMReply,
+    LLMRequest,
+    anthropic_params,
+    openai_params,
+    sync_client,
+)
 from .transport import storable
 
 OPENAI_ENDED = {"completed", "expired", "failed", "cancelled"}
@@ -47,35 +54,6 @@ def _anthropic(config: EndpointConfig) -> anthropic.Anthropic:
     return client
 
 
-def openai_body(model: str, request: LLMRequest) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": [{"role": "system", "content": request.system}, *request.messages],
-        "temperature": request.temperature,
-        "top_p": request.top_p,
-        "max_tokens": request.max_tokens,
-    }
-    if request.schema is not None:
-        body["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": request.schema_name, "schema": request.schema, "strict": True},
-        }
-    return body
-
-
-def anthropic_params(model: str, request: LLMRequest) -> dict[str, Any]:
-    # As in the streaming client: the Messages API takes no sampling parameters here.
-    params: dict[str, Any] = {
-        "model": model,
-        "system": request.system,
-        "messages": request.messages,
-        "max_tokens": request.max_tokens,
-    }
-    if request.schema is not None:
-        params["output_config"] = {"format": {"type": "json_schema", "schema": request.schema}}
-    return params
-
-
 def submit(config: EndpointConfig, requests: dict[str, LLMRequest]) -> tuple[str, str]:
     """Send the requests (custom_id -> request); returns (batch id, input file id or "")."""
     if config.provider == "anthropic":
@@ -94,7 +72,7 @@ def submit(config: EndpointConfig, requests: dict[str, LLMRequest]) -> tuple[str
                 "custom_id": key,
                 "method": "POST",
                 "url": "/v1/chat/completions",
-                "body": openai_body(config.model, request),
+                "body": openai_params(config.model, request),
             }
         )
         for key, request in requests.items()

@@ -315,25 +315,41 @@ def _clock() -> Clock:
     return CLOCK.get() or Clock()
 
 
-def _openai_kwargs(endpoint: EndpointConfig, request: LLMRequest) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {
-        "model": endpoint.model,
+def openai_params(model: str, request: LLMRequest) -> dict[str, Any]:
+    """The Chat Completions parameters of a request: the same for a call and a batch line."""
+    params: dict[str, Any] = {
+        "model": model,
         "messages": [{"role": "system", "content": request.system}, *request.messages],
         "temperature": request.temperature,
         "top_p": request.top_p,
         "max_tokens": request.max_tokens,
     }
     if request.schema is not None:
-        kwargs["response_format"] = {
+        params["response_format"] = {
             "type": "json_schema",
             "json_schema": {"name": request.schema_name, "schema": request.schema, "strict": True},
         }
-    return kwargs
+    return params
+
+
+def anthropic_params(model: str, request: LLMRequest) -> dict[str, Any]:
+    """The Messages API parameters of a request: the same for a call and a batch line. The
+    current Messages API (SDK 2.x) takes no sampling parameters: temperature and top_p are the
+    model's own. The request keeps them, so the cache key and provenance say what we asked."""
+    params: dict[str, Any] = {
+        "model": model,
+        "system": request.system,
+        "messages": request.messages,
+        "max_tokens": request.max_tokens,
+    }
+    if request.schema is not None:
+        params["output_config"] = {"format": {"type": "json_schema", "schema": request.schema}}
+    return params
 
 
 async def _openai_whole(client: Any, endpoint: EndpointConfig, request: LLMRequest) -> LLMReply:
     start, clock = time.perf_counter(), _clock()
-    completion = await client.chat.completions.create(**_openai_kwargs(endpoint, request))
+    completion = await client.chat.completions.create(**openai_params(endpoint.model, request))
     choice = completion.choices[0]
     return LLMReply(
         text=_whole_text(clock, choice.message.content or ""),
@@ -347,16 +363,8 @@ async def _openai_whole(client: Any, endpoint: EndpointConfig, request: LLMReque
 
 
 async def _anthropic_whole(client: Any, endpoint: EndpointConfig, request: LLMRequest) -> LLMReply:
-    kwargs: dict[str, Any] = {
-        "model": endpoint.model,
-        "system": request.system,
-        "messages": request.messages,
-        "max_tokens": request.max_tokens,
-    }
-    if request.schema is not None:
-        kwargs["output_config"] = {"format": {"type": "json_schema", "schema": request.schema}}
     start, clock = time.perf_counter(), _clock()
-    message = await client.messages.create(**kwargs)
+    message = await client.messages.create(**anthropic_params(endpoint.model, request))
     text = "".join(block.text for block in message.content if block.type == "text")
     return LLMReply(
         text=_whole_text(clock, text),
@@ -371,7 +379,7 @@ async def _anthropic_whole(client: Any, endpoint: EndpointConfig, request: LLMRe
 
 async def _openai(client: Any, endpoint: EndpointConfig, request: LLMRequest) -> LLMReply:
     kwargs = {
-        **_openai_kwargs(endpoint, request),
+        **openai_params(endpoint.model, request),
         "stream": True,
         "stream_options": {"include_usage": True},
     }
@@ -396,19 +404,8 @@ async def _openai(client: Any, endpoint: EndpointConfig, request: LLMRequest) ->
 
 
 async def _anthropic(client: Any, endpoint: EndpointConfig, request: LLMRequest) -> LLMReply:
-    # The current Messages API (SDK 2.x) has no sampling parameters: temperature and top_p are
-    # the model's own. The request keeps them, so the cache key and provenance say what we asked.
-    kwargs: dict[str, Any] = {
-        "model": endpoint.model,
-        "system": request.system,
-        "messages": request.messages,
-        "max_tokens": request.max_tokens,
-        "stream": True,
-    }
-    if request.schema is not None:
-        kwargs["output_config"] = {"format": {"type": "json_schema", "schema": request.schema}}
     start, clock = time.perf_counter(), _clock()
-    stream = await client.messages.create(**kwargs)
+    stream = await client.messages.create(**anthropic_params(endpoint.model, request), stream=True)
     reply = LLMReply(text="", request_id=stream.response.headers.get("request-id", ""))
     parts = _Parts(clock, stream)
     async for event in stream:

@@ -268,11 +268,6 @@ def study_quality_compute(
     }
 
 
-# Read by the leaderboard page: they live in the light `study_quality` module so that a page
-# read imports no numpy or pandas (kept here under their old names for the command).
-judgments_needed = study_quality.section_judgments_needed
-study_quality_served = study_quality.study_quality_served
-
 
 def _table(result: dict[str, Any]) -> pd.DataFrame | None:
     rows = [r for r in result.get("systems", []) if r.get("ci_low") is not None]

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from completions.access import access_study_for_admin, study_admin_required
 
-from .. import plots, selectors, services, tables
+from .. import plots, selectors, services, study_targets, tables
 from ..forms import Filters, LeaderboardFilterForm
 from ..limits import MIN_SOURCE_JUDGMENTS
 
@@ -39,10 +39,8 @@ def _suffix(filters: Filters) -> str:
 def _grade(result: dict[str, Any], study: Study) -> dict[str, Any] | None:
     """The stored study grade, with what the study's target separability needs."""
     section = result.get("study_quality")
-    from .. import study_quality  # light: no numpy or pandas on the page's path
-
     return (
-        study_quality.study_quality_served(section, study.target_separability) if section else None
+        study_targets.study_quality_served(section, study.target_separability) if section else None
     )
 
 

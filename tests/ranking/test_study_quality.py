@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ranking import bradley_terry, study_quality
+from ranking import bradley_terry, study_quality, study_targets
 
 SYSTEMS = [f"m{i}" for i in range(9)]
 
@@ -103,12 +103,12 @@ def test_judgments_needed_projects_the_target_from_the_interval_widths():
     )  # fmt: skip
     factors = study_quality.separation_factors(table)
     assert factors == pytest.approx([(20 / 120) ** 2, (20 / 110) ** 2, 4.0])
-    assert study_quality.judgments_needed(factors, 1000, 0.6)["additional"] == 0
-    need = study_quality.judgments_needed(factors, 1000, 1.0)
+    assert study_targets.judgments_needed(factors, 1000, 0.6)["additional"] == 0
+    need = study_targets.judgments_needed(factors, 1000, 1.0)
     assert (need["needed"], need["additional"]) == (4000, 3000)
     tied = table.assign(elo=[1510.0, 1510.0, 1400.0])
     assert (
-        study_quality.judgments_needed(study_quality.separation_factors(tied), 10, 1.0)["needed"]
+        study_targets.judgments_needed(study_quality.separation_factors(tied), 10, 1.0)["needed"]
         is None
     )
 

@@ -10,7 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from completions.models import Study
-from ranking import measures, services
+from ranking import measures, services, study_targets
 
 from .agreement import _fmt
 
@@ -45,7 +45,7 @@ class Command(BaseCommand):
         }
         params = dict(params, rater_weights=data.rater_weights)
         section = measures.study_quality_compute(study, data=data, boards=boards, params=params)
-        result = measures.study_quality_served(measures.plain(section), target)
+        result = study_targets.study_quality_served(measures.plain(section), target)
         if options["format"] == "json":
             self.stdout.write(json.dumps(result, indent=2))
         else:
