@@ -59,7 +59,7 @@ from completions.importers import (
     no_cyclic_gc,
 )
 from completions.models import Completion, DialogueContext, Study, System, SystemKind
-from core.bulk import copy_insert, copy_rows, new_ids
+from core.bulk import copy_insert, copy_rows, new_ids, statistics_refresh
 
 from .judgment_export import judgments_export  # noqa: F401 (one import point)
 from .judgment_sources import JudgmentRecord, iter_judgments, read_source
@@ -192,6 +192,7 @@ def judgments_import_records(
         _import_chunk(study, list(chunk), known, report)
     report.created = len(known.new)
     report.quotas_raised = _pairs_write_later(study, known) + _count_human(known.human)
+    statistics_refresh([Judgment, Pair, Completion], report.created)
     return report
 
 

@@ -9,11 +9,14 @@ rows, as the import stored them, written again into the same table by one raw bi
 (the rows read out with `COPY ... TO STDOUT (FORMAT BINARY)` beforehand, deleted, copied back
 and their deferred constraints checked, all inside a transaction rolled back afterwards), with
 the import's rate as a share of it. With --refit, the imported study's full refit and the
-leaderboard read from its snapshot afterwards.
+leaderboard read from its snapshot afterwards. --keep leaves the database for a later
+`--again --refit` (the refit and reads alone, on the study as imported: its snapshots and
+"system added" events deleted first; for a profiler).
 
-Uses its own database (`heart_bench_import` on PostgreSQL, dropped at the end; a temporary SQLite
-file otherwise). The file has 300 contexts x --systems systems (default 6: 4,500 pairs; 200:
-5,970,000 possible pairs, of which the lines use the first N), human and LLM judges.
+Uses its own database (`heart_bench_import` on PostgreSQL, dropped at the end unless --keep; a
+temporary SQLite file otherwise). The file has 300 contexts x --systems systems (default 6:
+4,500 pairs; 200: 5,970,000 possible pairs, of which the lines use the first N), human and LLM
+judges.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks import bench_export  # noqa: E402  (database set-up helpers)
@@ -76,7 +80,19 @@ def main() -> None:
         action="store_true",
         help="the first import alone (no re-import, raw COPY or validation): with --refit",
     )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the database afterwards (PostgreSQL), for --again or a profiler",
+    )
+    parser.add_argument(
+        "--again",
+        action="store_true",
+        help="no import: refit and read the study a --keep run left (with --refit)",
+    )
     args = parser.parse_args()
+    if args.again:
+        return refit_again(args.reads)
     path = Path(f"/tmp/{BENCH_DB}.jsonl")
     with open(path, "w") as fh:
         fh.writelines(json.dumps(r) + "\n" for r in rows(args.n, args.systems))
@@ -125,8 +141,29 @@ def main() -> None:
             refit_and_read(study, args.reads)
     finally:
         connection.close()
-        bench_export.bench_database_url(base, name=BENCH_DB, drop_only=True)
+        if args.keep:
+            print(f"kept the database {BENCH_DB}: drop it when done")
+        else:
+            bench_export.bench_database_url(base, name=BENCH_DB, drop_only=True)
         path.unlink()
+
+
+def refit_again(n_reads: int) -> None:
+    """Refit and read the study of the database a --keep run left."""
+    base = os.environ["DATABASE_URL"]
+    parts = urlsplit(base)
+    os.environ["DATABASE_URL"] = urlunsplit(parts._replace(path=f"/{BENCH_DB}"))
+    os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
+    bench_export.setup_django()
+    from completions.models import Study
+    from ranking.models import BoardEvent, BoardEventKind, LeaderboardSnapshot
+
+    study = Study.objects.get(slug="bench")
+    # As the import left it: no snapshot to confirm, no "system added" on record.
+    LeaderboardSnapshot.objects.filter(study=study).delete()
+    BoardEvent.objects.filter(study=study, kind=BoardEventKind.SYSTEM_ADDED).delete()
+    print(f"{os.cpu_count()} CPUs; load average at the start: {os.getloadavg()[0]:.1f}")
+    refit_and_read(study, n_reads)
 
 
 def refit_and_read(study, n_reads: int) -> None:

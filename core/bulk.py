@@ -15,7 +15,7 @@ import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Field, Model
 from django.utils import timezone
 
@@ -110,3 +110,23 @@ def _field(model: type[Model], name: str) -> Field[Any, Any]:
     field = model._meta.get_field(name)  # a name or an attribute name (`context_id`)
     assert isinstance(field, Field), name
     return field
+
+
+#: Rows written at once above which the planner's statistics of the tables are refreshed.
+ANALYZE_AFTER = 10_000
+
+
+def statistics_refresh(models: Sequence[type[Model]], written: int) -> None:
+    """PostgreSQL: once the transaction commits, ANALYZE the tables of `models` when `written`
+    rows went into them at once. Until then the planner plans the next reads of those tables
+    for the table as it was (a refit's join of 3,000,000 new judgments was planned for 2,447 and
+    ran as nested loops); autovacuum analyzes later, or never where it is off."""
+    if connection.vendor != "postgresql" or written < ANALYZE_AFTER:
+        return
+    tables = ", ".join(connection.ops.quote_name(m._meta.db_table) for m in models)
+
+    def analyze() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {tables}")
+
+    transaction.on_commit(analyze)

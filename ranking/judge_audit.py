@@ -119,8 +119,10 @@ def _prepared(
         frame["longer"] = longer
     families = system_families or {}
     for side in ("a", "b"):
-        systems = frame[f"system_{side}"].astype(str)
-        frame[f"family_{side}"] = [families.get(system, "") for system in systems]
+        # Looked up once per system, not per verdict (a missing name has no family).
+        codes, systems = pd.factorize(frame[f"system_{side}"].astype(object))
+        looked_up = [families.get(str(system), "") for system in systems]
+        frame[f"family_{side}"] = np.asarray([*looked_up, ""], dtype=object)[codes]
     return frame
 
 
@@ -221,11 +223,16 @@ def _units(verdicts: pd.DataFrame) -> pd.Series:
 def held_out_majority(human: pd.DataFrame, min_human: int) -> pd.Series:
     """Per human verdict (index kept): the strict plurality of the *other* human verdicts on its
     pair (at least ``min_human`` of them), or None."""
-    winner = human["winner"].astype(object)
-    counts = pd.crosstab(human["item"], winner).reindex(columns=list(CATEGORIES), fill_value=0)
-    others = counts.reindex(human["item"].to_numpy()).to_numpy(dtype=float)
-    own = np.stack([(winner == c).to_numpy() for c in CATEGORIES], axis=1)
-    others = others - own
+    # Counts per (pair, verdict) by integer codes: a verdict outside CATEGORIES counts nowhere.
+    items, _ = pd.factorize(human["item"])
+    verdict = pd.Categorical(human["winner"].astype(object), categories=list(CATEGORIES)).codes
+    k, valid = len(CATEGORIES), verdict >= 0
+    rows = np.flatnonzero(valid)
+    counts = np.bincount(
+        items[valid] * k + verdict[valid], minlength=(items.max() + 1 if len(items) else 0) * k
+    ).reshape(-1, k)
+    others = counts[items].astype(float)
+    others[rows, verdict[valid]] -= 1  # the verdict's own vote
     ordered = np.sort(others, axis=1)
     strict = (ordered[:, -1] > ordered[:, -2]) & (others.sum(axis=1) >= max(min_human, 1))
     top = np.asarray(CATEGORIES, dtype=object)[others.argmax(axis=1)]

@@ -29,7 +29,7 @@ from completions.models import Study
 
 from . import board, bradley_terry, judge_audit, raters, study_quality
 from .models import LeaderboardSnapshot
-from .selectors import JUDGMENT_COLUMNS, VERDICTS, pair_texts_frame
+from .selectors import JUDGMENT_COLUMNS, JUDGMENT_TYPES, VERDICTS, pair_texts_frame, values_frame
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def rater_judgments_frame(study: Study) -> pd.DataFrame:
         .order_by("id")
         .values_list(*[JUDGMENT_COLUMNS[c] for c in columns])
     )
-    frame = pd.DataFrame.from_records(list(rows), columns=columns)
+    frame = values_frame(rows, {c: JUDGMENT_TYPES[c] for c in columns})
     frame["shown_left"] = frame["shown_left"].replace("", None)
     for column in ("winner", "shown_left"):
         frame[column] = frame[column].astype(pd.CategoricalDtype(VERDICTS))
@@ -162,10 +162,14 @@ def judge_costs(study: Study) -> pd.DataFrame:
 
 
 def judgment_cohorts(study: Study, ids: pd.Series) -> pd.Series:
-    by_id = dict(
-        Judgment.objects.filter(study=study, rater__isnull=False).values_list("id", "rater__cohort")
+    """Per judgment id in ``ids``: its rater's cohort (missing for a judgment without a rater)."""
+    rows = (
+        Judgment.objects.filter(study=study, rater__isnull=False)
+        .order_by()
+        .values_list("id", "rater__cohort")
     )
-    return ids.map(by_id)
+    by_id = values_frame(rows, {"id": "int", "cohort": "text"})
+    return ids.map(pd.Series(by_id["cohort"].to_numpy(dtype=object), index=by_id["id"]))
 
 
 def reply_lengths(pair_texts: pd.DataFrame) -> pd.DataFrame:
@@ -266,7 +270,6 @@ def study_quality_compute(
             if name in boards
         },
     }
-
 
 
 def _table(result: dict[str, Any]) -> pd.DataFrame | None:

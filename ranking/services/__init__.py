@@ -763,11 +763,12 @@ def leaderboard_served(
     preset: str = "default",
     style: list[str] | None = None,
     by: str | None = None,
+    state: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What the page and the API show (``leaderboard_current``), optionally as the
     style-controlled view (``style``: the study's features, as stored with the snapshot) and
     with boards by ``by``. ValueError says why a request cannot be served."""
-    result = leaderboard_current(study, judges=judges, subset=subset, preset=preset)
+    result = leaderboard_current(study, judges=judges, subset=subset, preset=preset, state=state)
     if style:
         from .. import style_board
 

@@ -51,13 +51,14 @@ def leaderboard_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     form = LeaderboardFilterForm(request.GET)
     if not form.is_valid():
         return HttpResponseBadRequest("Unknown filter value.")
-    counts = selectors.judge_counts(study)
+    state = selectors.judgments_state(study)
+    counts = selectors.judge_counts(study, state=state)
     filters = form.filters(default_judges=selectors.default_judges(study, counts))
     by_keys = selectors.context_category_keys(study)
     by = form.cleaned_data.get("by") or None
     if by is not None and by not in by_keys:
         return HttpResponseBadRequest("Unknown split: choose a context field the study has.")
-    result = services.leaderboard_served(study, **filters, by=by)
+    result = services.leaderboard_served(study, **filters, by=by, state=state)
     context = {
         "study": study,
         "form": form,

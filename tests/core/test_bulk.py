@@ -7,6 +7,7 @@ from django.db import connection
 
 from annotation.models import Pair
 from completions.models import Completion
+from core import bulk
 from core.bulk import copy_insert, copy_rows, new_ids
 from tests.factories import DialogueContextFactory, StudyFactory, SystemFactory
 
@@ -69,3 +70,46 @@ def test_keys_taken_first_are_the_ones_the_rows_are_written_with_and_no_later_in
         study_id=study_pk, context_id=context, completion_a_id=ids[1], completion_b_id=ids[2]
     )
     assert later.pk > reserved
+
+
+def _planned_rows(model) -> float:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [model._meta.db_table])
+        return cursor.fetchone()[0]
+
+
+def test_a_large_write_refreshes_the_planners_statistics_once_committed(
+    postgres, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr(bulk, "ANALYZE_AFTER", 4)
+    _completions(5)
+    stored = Completion.objects.count()
+    assert _planned_rows(Completion) != stored  # the planner does not know them yet
+    with django_capture_on_commit_callbacks(execute=False) as small:
+        bulk.statistics_refresh([Completion, Pair], 3)
+    assert small == []  # a small write leaves the statistics to autovacuum
+    with django_capture_on_commit_callbacks(execute=True) as large:
+        bulk.statistics_refresh([Completion, Pair], 5)
+    assert len(large) == 1
+    assert _planned_rows(Completion) == stored
+
+
+def test_a_large_judgments_import_refreshes_the_statistics(monkeypatch, tmp_path, postgres):
+    import json
+
+    from annotation.judgment_io import judgments_import
+
+    monkeypatch.setattr(bulk, "ANALYZE_AFTER", 2)
+    refreshed = []
+    monkeypatch.setattr(bulk.transaction, "on_commit", lambda fn: refreshed.append(fn))
+    study = StudyFactory()
+    DialogueContextFactory(study=study, external_id="c1")
+    lines = [
+        {"context_id": "c1", "system_a": "x", "system_b": "y", "text_a": "one", "text_b": "two",
+         "judge": f"j{i}", "judge_kind": "human", "winner": "a"}
+        for i in range(3)
+    ]  # fmt: skip
+    path = tmp_path / "j.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert judgments_import(study=study, path=path).created == 3
+    assert len(refreshed) == 1

@@ -179,3 +179,39 @@ def test_calibration_by_hand():
         "ece": None,
         "brier": None,
     }
+
+
+def _held_out_by_crosstab(human, min_human):
+    """The held-out majority as pandas' crosstab defines it (what the counts by codes equal)."""
+    winner = human["winner"].astype(object)
+    counts = pd.crosstab(human["item"], winner).reindex(columns=["a", "tie", "b"], fill_value=0)
+    others = counts.reindex(human["item"].to_numpy()).to_numpy(dtype=float)
+    others = others - np.stack([(winner == c).to_numpy() for c in ("a", "tie", "b")], axis=1)
+    ordered = np.sort(others, axis=1)
+    strict = (ordered[:, -1] > ordered[:, -2]) & (others.sum(axis=1) >= max(min_human, 1))
+    top = np.asarray(["a", "tie", "b"], dtype=object)[others.argmax(axis=1)]
+    top[~strict] = None
+    return pd.Series(top, index=human.index).astype(object)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_held_out_majority_by_codes_equals_the_crosstab_one(seed):
+    rng = np.random.default_rng(seed)
+    n = 400
+    human = pd.DataFrame(
+        {
+            "item": rng.integers(1000, 1060, n),
+            "winner": pd.Categorical(
+                rng.choice(["a", "tie", "b", None], n, p=[0.4, 0.2, 0.35, 0.05]),
+                categories=["a", "b", "tie"],
+            ),
+        },
+        index=rng.permutation(np.arange(5000, 5000 + n)),
+    )
+    for min_human in (1, 2, 3):
+        pd.testing.assert_series_equal(
+            audit.held_out_majority(human, min_human),
+            _held_out_by_crosstab(human, min_human),
+        )
+    empty = human.iloc[:0]
+    assert audit.held_out_majority(empty, 2).empty

@@ -238,3 +238,32 @@ def test_once_every_system_has_its_event_the_sync_reads_no_judgment(
         assert record.systems_added_sync(study) == 0
     events = BoardEvent.objects.filter(study=study, kind="system_added")
     assert sorted(events.values_list("system", flat=True)) == sorted([GPT, CLAUDE, HUMAN])
+
+
+def test_a_system_added_is_dated_at_its_first_counted_judgment():
+    from datetime import UTC, datetime
+
+    study = _judged_study()
+    judgments = Judgment.objects.filter(study=study, pair__isnull=False, quality_check=False)
+    base = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
+    for i, judgment in enumerate(judgments.order_by("id")):
+        Judgment.objects.filter(pk=judgment.pk).update(submitted_at=base.replace(day=1 + i % 20))
+    # The earliest judgment of all is a quality check: it does not count.
+    check = judgments.first()
+    Judgment.objects.filter(pk=check.pk).update(quality_check=True, submitted_at=base.replace(1999))
+    # Every judgment naming the human writers has lost its time but one.
+    writers = Q(pair__completion_a__system__name=HUMAN) | Q(pair__completion_b__system__name=HUMAN)
+    judgments.filter(writers).update(submitted_at=None)
+    kept = judgments.filter(writers).order_by("id").last()
+    Judgment.objects.filter(pk=kept.pk).update(submitted_at=base.replace(day=28))
+    expected = {}
+    for name in (GPT, CLAUDE, HUMAN):
+        named = Q(pair__completion_a__system__name=name) | Q(pair__completion_b__system__name=name)
+        times = [t for t in judgments.filter(named).values_list("submitted_at", flat=True) if t]
+        expected[name] = min(times)
+
+    assert record.systems_added_sync(study) == 3
+    events = BoardEvent.objects.filter(study=study, kind="system_added")
+    assert {e.system: e.at for e in events} == expected
+    assert expected[HUMAN] == base.replace(day=28)
+    assert all(e.at.year == 2026 for e in events)

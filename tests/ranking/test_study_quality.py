@@ -8,11 +8,13 @@ boards fitted here; none of its code is in the project."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from ranking import bradley_terry, study_quality, study_targets
 
@@ -91,6 +93,79 @@ def test_touching_intervals_do_not_overlap_and_a_reversed_order_scores_zero():
     assert study_quality.agreement_with_confidence(board, board) == (1.0, 1)
     wide = pd.DataFrame({"ci_low": [0.0, 0.5], "ci_high": [1.0, 3.0]}, index=["x", "y"])
     assert study_quality.agreement_with_confidence(wide, board) == (0.5, 1)
+
+
+def _agreement_pair_by_pair(board, reference):
+    """arena-hard's definition read literally, a pair at a time (what the arrays must equal)."""
+
+    def bounds(table, system):
+        return tuple(float(v) for v in table.loc[system, ["ci_low", "ci_high"]])
+
+    def overlap(x, y):
+        return max(0.0, min(x[1], y[1]) - max(x[0], y[0]))
+
+    shared = [s for s in board.index if s in reference.index]
+    count, total = 0.0, 0
+    for a, b in itertools.combinations(shared, 2):
+        score_a, score_b = bounds(board, a), bounds(board, b)
+        ref_a, ref_b = bounds(reference, a), bounds(reference, b)
+        if overlap(ref_a, ref_b) > 0:
+            continue
+        total += 1
+        if overlap(score_a, score_b) > 0:
+            count += 0.5
+        elif (score_a < score_b and ref_a < ref_b) or (score_a > score_b and ref_a > ref_b):
+            count += 1
+    return (count / total if total else None), total
+
+
+def _brier_pair_by_pair(moments, reference):
+    shared = sorted(str(s) for s in moments.index if s in reference.index)
+    errors = []
+    for a, b in itertools.combinations(shared, 2):
+        spread = math.sqrt(moments.loc[a, "var"] + moments.loc[b, "var"])
+        difference = moments.loc[a, "mean"] - moments.loc[b, "mean"]
+        if spread > 0:
+            p_below = float(stats.norm(loc=difference, scale=spread).cdf(0.0))
+        else:
+            p_below = 1.0 if difference < 0 else 0.0 if difference > 0 else 0.5
+        errors.append((float(reference[a] < reference[b]) - p_below) ** 2)
+    return (float(np.mean(errors)) if errors else None), len(errors)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_agreement_and_brier_over_every_pair_at_once_equal_the_pair_by_pair_definition(seed):
+    # Intervals on a coarse grid, so that equal lows, touching intervals and identical
+    # intervals occur; some systems only on one board; some variances zero.
+    rng = np.random.default_rng(seed)
+    names = [f"s{i:03d}" for i in range(60)]
+
+    def table(systems):
+        low = rng.integers(0, 30, len(systems)).astype(float)
+        return pd.DataFrame(
+            {"elo": low + 1, "ci_low": low, "ci_high": low + rng.integers(0, 6, len(systems))},
+            index=systems,
+        )
+
+    board, reference = table(names[:55]), table(names[5:][::-1])
+    assert study_quality.agreement_with_confidence(board, reference) == pytest.approx(
+        _agreement_pair_by_pair(board, reference), abs=1e-15
+    )
+    moments = pd.DataFrame(
+        {"mean": rng.integers(0, 5, 55).astype(float), "var": rng.choice([0.0, 0.5, 2.0], 55)},
+        index=names[:55],
+    )
+    value, pairs = study_quality.pair_rank_brier(moments, reference["elo"])
+    expected, expected_pairs = _brier_pair_by_pair(moments, reference["elo"])
+    assert pairs == expected_pairs == math.comb(50, 2)
+    assert value == pytest.approx(expected, abs=1e-12)
+
+
+def test_agreement_and_brier_of_fewer_than_two_shared_systems_are_empty():
+    one = pd.DataFrame({"elo": [1.0], "ci_low": [0.0], "ci_high": [2.0]}, index=["x"])
+    assert study_quality.agreement_with_confidence(one, one) == (None, 0)
+    moments = pd.DataFrame({"mean": [0.0], "var": [1.0]}, index=["x"])
+    assert study_quality.pair_rank_brier(moments, one["elo"]) == (None, 0)
 
 
 def test_judgments_needed_projects_the_target_from_the_interval_widths():
