@@ -32,11 +32,10 @@ from core.roles import role
 
 from .access import (
     access_assignment_for_rater,
-    access_study_for_rater,
     pending_prolific_ids,
     pending_prolific_remember,
-    rater_from_session,
     rater_login,
+    study_and_rater,
 )
 from .forms import ConsentForm, JudgmentForm, judgment_form_view
 from .models import Assignment, Rater
@@ -90,8 +89,7 @@ def rater_required(
 
     @wraps(view)
     def wrapper(request: HtmxHttpRequest, invite_token: str) -> HttpResponse:
-        study = access_study_for_rater(invite_token)
-        rater = rater_from_session(request, study)
+        _, rater = study_and_rater(request, invite_token)
         if rater is None or rater.consented_at is None:
             return redirect("annotation:consent", invite_token=invite_token)
         return view(request, rater)
@@ -148,14 +146,13 @@ def entry(request: HtmxHttpRequest, invite_token: str) -> HttpResponse:
     Prolific session (same STUDY_ID and SESSION_ID) or the same browser; a new participant's
     ids are kept in a signed cookie until they consent (no rater is created by a GET).
     """
-    study = access_study_for_rater(invite_token)
+    study, rater = study_and_rater(request, invite_token)
     if _limited(request, "rater-entry", settings.RATER_ENTRY_RATE):
         return _notice_page(request, "limited", study, status=429)
     try:
         cohort = cohorts.cohort_from_params(study, request.GET)
     except cohorts.CohortRefused as exc:
         return _notice_page(request, "cohort", study, status=400, reason=str(exc))
-    rater = rater_from_session(request, study)
     pid = request.GET.get("PROLIFIC_PID", "").strip()[:200]
     prolific = {
         "pid": pid,
@@ -197,8 +194,7 @@ def _to_consent(study: Study, cohort: str) -> HttpResponse:
 @role("rater")
 def consent(request: HtmxHttpRequest, invite_token: str) -> HttpResponse:
     """Consent creates the rater: rate-limited per client, within the study's cap."""
-    study = access_study_for_rater(invite_token)
-    rater = rater_from_session(request, study)
+    study, rater = study_and_rater(request, invite_token)
     if rater is not None and rater.consented_at is not None:
         return redirect("annotation:instructions", invite_token=invite_token)
     prolific = pending_prolific_ids(request, study)

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Exists, Max, OuterRef, Q
 from django.utils import timezone
 
 from annotation.models import Rater
@@ -126,12 +126,14 @@ class QualificationStep:
 
 
 def qualification_step(*, rater: Rater) -> QualificationStep:
-    items = list(QualificationItem.objects.filter(study_id=rater.study_id))
+    answered = QualificationAnswer.objects.filter(rater=rater, item=OuterRef("pk"))
+    items = list(
+        QualificationItem.objects.filter(study_id=rater.study_id).annotate(
+            answered=Exists(answered)
+        )
+    )  # the items and whether this rater answered each, in one query
     items.sort(key=lambda i: (i.phase != QualificationItem.Phase.TRAINING, i.position, i.pk))
-    answered = set(
-        QualificationAnswer.objects.filter(rater=rater).values_list("item_id", flat=True)
-    )
-    pending = [i for i in items if i.pk not in answered]
+    pending = [i for i in items if not i.answered]
     n_training = sum(1 for i in items if i.phase == QualificationItem.Phase.TRAINING)
     return QualificationStep(
         item=pending[0] if pending else None,

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Assignment, Rater
@@ -28,7 +29,6 @@ from .models import (
 from .selectors import (
     care_forget,
     care_settings,
-    qualification_step,
     rater_answers_kept,
     seconds_worked_until,
     skip_limit,
@@ -57,22 +57,29 @@ def qualification_answer(
 ) -> AnswerResult:
     """Store one answer (the first one counts); at the last item, decide pass or fail."""
     now = now or timezone.now()
+    # The rater's care row, locked: a rater's answers are stored one at a time (a double click
+    # waits here, then finds the first one), so no savepoint is needed around the insert.
     care, _ = RaterCare.objects.select_for_update().get_or_create(rater=rater)
-    answer, _ = QualificationAnswer.objects.get_or_create(
-        rater=rater,
-        item=item,
-        defaults={
-            "choice": choice,
-            "correct": qualification_correct(item=item, choice=choice),
-            "answered_at": now,
-        },
-    )
+    answer = QualificationAnswer.objects.filter(rater=rater, item=item).first()
+    if answer is None:
+        answer = QualificationAnswer.objects.create(
+            rater=rater,
+            item=item,
+            choice=choice,
+            correct=qualification_correct(item=item, choice=choice),
+            answered_at=now,
+        )
     if not care.qualification:
         care.qualification = Qualification.STARTED
         care.save(update_fields=["qualification"])
-    if care.qualification == Qualification.STARTED and qualification_step(rater=rater).item is None:
+    if care.qualification == Qualification.STARTED and not _unanswered(rater).exists():
         _qualification_decide(rater=rater, care=care, now=now)
     return AnswerResult(answer=answer, care=care)
+
+
+def _unanswered(rater: Rater) -> QuerySet[QualificationItem]:
+    """The study's qualification items this rater has not answered (one query to ask)."""
+    return QualificationItem.objects.filter(study_id=rater.study_id).exclude(answers__rater=rater)
 
 
 @transaction.atomic
@@ -88,8 +95,8 @@ def _qualification_decide(*, rater: Rater, care: RaterCare, now: datetime) -> No
     answers = QualificationAnswer.objects.filter(
         rater=rater, item__phase=QualificationItem.Phase.QUALIFICATION
     )
-    care.n_qualification = answers.count()
-    care.n_correct = answers.filter(correct=True).count()
+    counts = answers.aggregate(n=Count("pk"), right=Count("pk", filter=Q(correct=True)))
+    care.n_qualification, care.n_correct = counts["n"], counts["right"]
     needed = care_settings(study=rater.study).pass_share
     passed = care.n_qualification == 0 or care.n_correct >= needed * care.n_qualification
     care.qualification = Qualification.PASSED if passed else Qualification.FAILED

@@ -65,21 +65,24 @@ import time
 import urllib.request
 
 url, deadline = sys.argv[1], time.monotonic() + float(sys.argv[2])
-while time.monotonic() < deadline:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            if response.status == 200:
-                sys.exit(0)
-    except OSError:
-        pass
-    time.sleep(0.5)
+try:
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    sys.exit(0)
+        except OSError:
+            pass
+        time.sleep(0.5)
+except KeyboardInterrupt:  # Ctrl-C before the server answered: the demo is stopping, say nothing
+    sys.exit(2)
 sys.exit(1)
 PY
   then
     echo
     cat "${banner}"
     echo "Stop the demo with Ctrl-C."
-  else
+  elif [ $? -eq 1 ]; then
     echo "The demo server did not answer ${BASE}/healthz within ${HEALTH_WAIT} s: the messages" \
       "above say why. Stop it with Ctrl-C." >&2
   fi

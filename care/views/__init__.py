@@ -14,7 +14,7 @@ from django.views.decorators.http import require_http_methods
 from annotation.access import (
     access_assignment_for_rater,
     access_study_for_rater,
-    rater_from_session,
+    study_and_rater,
 )
 from annotation.models import Rater
 from annotation.services import SCALE
@@ -201,8 +201,7 @@ def _break_response(request: HttpRequest, context: dict[str, Any]) -> HttpRespon
 
 @role("public")  # open to anyone with the link, as the consent page is
 def rater_support(request: HttpRequest, invite_token: str) -> HttpResponse:
-    study = access_study_for_rater(invite_token)
-    rater = rater_from_session(request, study)
+    study, rater = study_and_rater(request, invite_token)
     settings = care_settings(study=study)
     context = {
         "study": study,

@@ -310,3 +310,31 @@ def test_a_writer_is_prompted_to_take_a_break_after_the_set_time(client):
     client.cookies[SINCE_COOKIE] = str(int(time.time()) - 31 * 60)
     assert b"Time for a break?" in client.get(f"/w/{invite}/write/").content
     assert client.get(f"/w/{invite}/break/").cookies[SINCE_COOKIE].value == ""
+
+
+def test_the_qualification_pages_use_few_queries(client, django_assert_num_queries):
+    """A launch sends every rater through five qualification pages and answers at once: the
+    study and the rater come in one statement (PostgreSQL), the page reads the items with the
+    rater's answers in one query, and an answer is stored under the rater's lock without a
+    savepoint or a second read of the items."""
+    study = _qualifying_study()
+    rater = _enter(client, study)
+    url = f"/r/{study.invite_token}/qualify/"
+    # The study with this browser's rater, its care row, the items with this rater's answers.
+    page_queries = 3 if connection.vendor == "postgresql" else 4
+    with django_assert_num_queries(page_queries):
+        page = client.get(url).content.decode()
+    number = re.search(r'name="number" value="(\d+)"', page).group(1)
+    # The page's queries, then one transaction (2: its savepoint and release in a test): the
+    # care row locked (1; a first answer creates it: 3 more, with its savepoint), the answer
+    # looked for and inserted (2), the care row started (1), the items still unanswered (1).
+    with django_assert_num_queries(page_queries + 2 + 1 + 3 + 2 + 1 + 1):
+        client.post(url, {"choice": "3", "number": number})
+    assert QualificationAnswer.objects.filter(rater=rater).count() == 1
+    client.get(f"{url}feedback/")
+    page = client.get(url).content.decode()
+    number = re.search(r'name="number" value="(\d+)"', page).group(1)
+    # The care row exists and has started: locked, the answer looked for and inserted, the rest.
+    with django_assert_num_queries(page_queries + 2 + 1 + 2 + 1):
+        client.post(url, {"choice": "3", "number": number})
+    assert QualificationAnswer.objects.filter(rater=rater).count() == 2

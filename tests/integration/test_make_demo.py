@@ -172,7 +172,11 @@ def test_ctrl_c_ends_the_demo_cleanly_with_no_make_error(checkout, tmp_path):
     try:
         _wait_until_served(process, port, log)
         os.killpg(process.pid, signal.SIGINT)
-        process.wait(timeout=60)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            still = _group_members(process.pid)  # which one did not stop, for the report
+            pytest.fail(f"60 s after Ctrl-C still running: {still}\n{log.read_text()[-3000:]}")
         deadline = time.monotonic() + 20
         while _group_members(process.pid) and time.monotonic() < deadline:
             time.sleep(0.2)
