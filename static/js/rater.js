@@ -104,11 +104,17 @@
   });
 
   /* --- keep the answer across a failed send and a reload -------------------------------- */
-  function draftKey(form) { return "heart-draft:" + form.getAttribute("action"); }
+  /* One draft per form: the item's submit URL, or the form's own data-draft (a qualification
+     item's form posts to the page's own URL, the same for every item: keyed by that URL, one
+     item's answer came back ticked on the next item). A form naming neither keeps none. */
+  function draftKey(form) {
+    var name = form.getAttribute("data-draft") || form.getAttribute("action");
+    return name ? "heart-draft:" + name : null;
+  }
 
   function saveDraft() {
     var form = judgeForm();
-    if (!form || !window.sessionStorage) return;
+    if (!form || !window.sessionStorage || !draftKey(form)) return;
     var data = {};
     Array.prototype.forEach.call(form.elements, function (el) {
       if (!el.name || el.name === "csrfmiddlewaretoken") return;
@@ -120,7 +126,7 @@
 
   function restoreDraft() {
     var form = judgeForm();
-    if (!form || !window.sessionStorage) return;
+    if (!form || !window.sessionStorage || !draftKey(form)) return;
     var raw = window.sessionStorage.getItem(draftKey(form));
     if (!raw) return;
     var data;

@@ -72,6 +72,10 @@ def test_a_rater_qualifies_meets_a_note_skips_takes_a_break_and_stops(page):
         expect(
             page.get_by_role("heading", name=f"Qualification item {number} of 3")
         ).to_be_visible()
+        # A new item starts with no answer ticked: not the one given on the item before (the
+        # pages share one URL, and the answer kept across a reload was once keyed by it).
+        page.wait_for_load_state("load")
+        expect(page.locator("input[name=choice]:checked")).to_have_count(0)
         _choose(page, 1, "Submit and continue")
     expect(page.get_by_role("heading", name="You can start the study")).to_be_visible()
     assert_accessible(page)
