@@ -84,8 +84,17 @@ def _start(
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group, as a terminal's job
+        preexec_fn=_as_a_terminals_job,
     )
     return process, port, fake_port
+
+
+def _as_a_terminals_job() -> None:
+    """Ctrl-C reaches a terminal's job: a test run started in the background (`cmd &` in a
+    script) ignores SIGINT and passes that on to every child, where no trap can undo it (the
+    demo then never sees the Ctrl-C this file sends)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 def _wait_until_served(process: subprocess.Popen, port: int, log: Path) -> str:
