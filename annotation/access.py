@@ -20,7 +20,7 @@ from django.shortcuts import get_object_or_404
 from completions.models import Study
 
 from .models import Assignment, QualityCheckItem, Rater
-from .selectors import hot_cursor, model_from_row, sql_columns
+from .selectors import hot_cursor, model_from_row, row_parts, sql_columns
 
 RATER_COOKIE = "heart_rater"
 PENDING_COOKIE = "heart_pending"  # a Prolific visit's ids until consent creates the rater
@@ -112,11 +112,11 @@ def study_and_rater(request: HttpRequest, invite_token: str) -> tuple[Study, Rat
         row = cursor.fetchone()
     if row is None:
         raise Http404("No Study matches the given query.")
-    width = len(Study._meta.concrete_fields)
-    study = model_from_row(Study, row[:width])
-    if row[width] is None or not tokens:  # no rater of this browser in the study
+    study_columns, rater_columns = row_parts(row, Study, Rater)
+    study = model_from_row(Study, study_columns)
+    if rater_columns[0] is None or not tokens:  # no rater of this browser in the study
         return study, None
-    rater = model_from_row(Rater, row[width:])
+    rater = model_from_row(Rater, rater_columns)
     rater.study = study
     return study, rater
 
@@ -170,17 +170,12 @@ def _assignment_sql(vendor: str) -> str:
 
 
 def _assignment_with_rater(token: str) -> Assignment | None:
-    models = (Assignment, Rater, Study, QualityCheckItem)
     with hot_cursor() as cursor:
         cursor.execute(_assignment_sql(connection.vendor), [token])
         row = cursor.fetchone()
     if row is None:
         return None
-    parts, start = [], 0
-    for model in models:
-        width = len(model._meta.concrete_fields)
-        parts.append(row[start : start + width])
-        start += width
+    parts = row_parts(row, Assignment, Rater, Study, QualityCheckItem)
     assignment = model_from_row(Assignment, parts[0])
     rater = model_from_row(Rater, parts[1])
     rater.study = model_from_row(Study, parts[2])

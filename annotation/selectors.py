@@ -144,6 +144,17 @@ def _row_converters(model: type[Model]) -> list[Any]:
     return _converters[key]
 
 
+def row_parts(row: Sequence[Any], *models: type[Model]) -> list[Sequence[Any]]:
+    """A row of several models' `sql_columns`, one after the other, split into each model's
+    columns (in the order given)."""
+    parts, start = [], 0
+    for model in models:
+        width = len(model._meta.concrete_fields)
+        parts.append(row[start : start + width])
+        start += width
+    return parts
+
+
 def model_from_row[M: Model](model: type[M], values: Sequence[Any]) -> M:
     """An instance from the columns of `sql_columns`, converted exactly as the ORM would."""
     converted = []

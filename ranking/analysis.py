@@ -56,12 +56,21 @@ def _side_sums(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     known = ~np.isnan(score_a)
     parts = []
     for side, score in (("system_a", score_a), ("system_b", 1.0 - score_a)):
-        system, names = pd.factorize(frame[side].to_numpy()[known])
+        system, names = _codes(frame[side], known)
         sums = np.bincount(system, weights=score[known], minlength=len(names))
         counts = np.bincount(system, minlength=len(names)).astype(float)
         index = pd.Index(np.asarray(names, dtype=object))  # plain labels: sides differ
-        parts.append(pd.DataFrame({"sum": sums, "count": counts}, index=index))
+        part = pd.DataFrame({"sum": sums, "count": counts}, index=index)
+        parts.append(part[counts > 0])  # a category no verdict here names is not a row
     return parts[0].add(parts[1], fill_value=0.0)
+
+
+def _codes(column: pd.Series, keep: np.ndarray) -> tuple[np.ndarray, Any]:
+    """Integer codes of ``column``'s values where ``keep`` and the labels they index: a
+    categorical column's own codes (no string of its millions of rows is made)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy()[keep], column.cat.categories
+    return pd.factorize(column.to_numpy()[keep])
 
 
 def win_rates(frame: pd.DataFrame, column: str = "winner") -> pd.Series:

@@ -665,6 +665,18 @@ def interval_of(
     return elo, elo - z * se, elo + z * se
 
 
+def elo_of_rows(enc: _Encoded, keep: np.ndarray, *, prior: float = DEFAULT_PRIOR) -> pd.Series:
+    """Elo (mean-centred, ties half) of the systems compared in the rows of ``enc`` that
+    ``keep`` selects, as :func:`fit` gives it with ``ci=None`` for those rows: the split-half
+    reliability's fast path (one encoding, many fits, no frame copied). A system without a row
+    kept has no Elo; its prior keeps it out of the others' fit."""
+    sub = _Encoded(enc.systems, enc.a[keep], enc.b[keep], enc.outcome[keep], enc.weight[keep])
+    agg = _aggregate_encoded(sub, "half")
+    present = agg.n > 0
+    theta, _, _ = fit_matrix(agg.wins[np.ix_(present, present)], prior=prior)
+    return pd.Series(bootstrap.point_elo(theta), index=enc.systems[present], name="elo")
+
+
 def _anchor_index(systems: pd.Index, anchor: str | None) -> int | None:
     if anchor is None:
         return None

@@ -50,6 +50,10 @@ def response_scores(judgments: pd.DataFrame) -> pd.DataFrame:
 
 
 def _scores(column: pd.Series) -> np.ndarray:
+    if isinstance(column.dtype, pd.CategoricalDtype):  # by its codes: no string per row
+        by_code = np.array([SCORES.get(str(c), np.nan) for c in column.cat.categories] + [np.nan])
+        scores: np.ndarray = by_code[column.cat.codes.to_numpy()]  # code -1 (missing): NaN
+        return scores
     verdict = column.to_numpy(dtype=object)
     return np.select(
         [verdict == "a", verdict == "tie", verdict == "b"], [1.0, 0.0, -1.0], default=np.nan

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -29,7 +28,13 @@ from completions.models import Study
 
 from . import board, bradley_terry, judge_audit, raters, study_quality
 from .models import LeaderboardSnapshot
-from .selectors import JUDGMENT_COLUMNS, JUDGMENT_TYPES, VERDICTS, pair_texts_frame, values_frame
+from .selectors import (
+    JUDGMENT_COLUMNS,
+    JUDGMENT_TYPES,
+    VERDICTS,
+    completion_words,
+    values_frame,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -64,9 +69,13 @@ def rater_cohorts(study: Study) -> dict[str, str]:
     return dict(Rater.objects.filter(study=study).values_list("pseudonym", "cohort"))
 
 
-def rater_quality_frame(study: Study) -> pd.DataFrame:
-    """Per rater (pseudonym): cohort, verdicts, reliability, position bias, outlier test."""
-    return raters.rater_quality(rater_judgments_frame(study), rater_cohorts(study))
+def rater_quality_frame(study: Study, *, data: Any = None) -> pd.DataFrame:
+    """Per rater (pseudonym): cohort, verdicts, reliability, position bias, outlier test. The
+    verdicts are those of a loaded study (``data``) when given, else read here."""
+    verdicts = getattr(data, "rater_verdicts", None)
+    if verdicts is None:
+        verdicts = rater_judgments_frame(study)
+    return raters.rater_quality(verdicts, rater_cohorts(study))
 
 
 def weighted_judgments(
@@ -78,7 +87,7 @@ def weighted_judgments(
     if mode == "none" or judgments.empty:
         return judgments
     if getattr(data, "rater_quality", None) is None:
-        data.rater_quality = rater_quality_frame(study)
+        data.rater_quality = rater_quality_frame(study, data=data)
     factor = raters.judgment_weights(judgments, data.rater_quality, mode)
     if factor is None:
         return judgments
@@ -161,8 +170,12 @@ def judge_costs(study: Study) -> pd.DataFrame:
     return frame.set_index("judge")
 
 
-def judgment_cohorts(study: Study, ids: pd.Series) -> pd.Series:
-    """Per judgment id in ``ids``: its rater's cohort (missing for a judgment without a rater)."""
+def judgment_cohorts(study: Study, judgments: pd.DataFrame) -> pd.Series:
+    """Per judgment of ``judgments`` (its index kept): its rater's cohort (missing for a
+    judgment without a rater); the frame's own ``cohort`` column when it has one."""
+    if "cohort" in judgments.columns:
+        return judgments["cohort"]
+    ids = judgments["id"]
     rows = (
         Judgment.objects.filter(study=study, rater__isnull=False)
         .order_by()
@@ -183,10 +196,44 @@ def reply_lengths(pair_texts: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def item_lengths(judgments: pd.DataFrame, words: pd.DataFrame) -> pd.DataFrame:
+    """Per pair (item) of ``judgments``, its two replies' lengths in words (NaN when a text is
+    unknown), from ``words`` per context and system: a reply is its context's completion of
+    its system, so no pair or text is read for it."""
+    items = judgments.drop_duplicates("item")
+    names = pd.Index(pd.unique(words["system"].astype(str)))
+    known = pd.Index(_reply_keys(words["context"], words["system"], names))
+    counts = words["words"].to_numpy(dtype=float)
+
+    def side(column: str) -> np.ndarray:
+        at = known.get_indexer(_reply_keys(items["context"], items[column], names))
+        return np.where(at >= 0, counts[at], np.nan)
+
+    index = pd.Index(items["item"].to_numpy(), name="item")
+    return pd.DataFrame({"words_a": side("system_a"), "words_b": side("system_b")}, index=index)
+
+
+def _reply_keys(context: pd.Series, system: pd.Series, names: pd.Index) -> np.ndarray:
+    """One integer per (context, system): a system's position in ``names`` (len(names) when
+    not there). A categorical column's names are looked up once each, never per row."""
+    if isinstance(system.dtype, pd.CategoricalDtype):
+        found = names.get_indexer(system.cat.categories.astype(str))
+        codes = np.append(found, -1)[system.cat.codes.to_numpy()]  # a missing name: -1
+    else:
+        codes = names.get_indexer(pd.Index(system.astype(str).to_numpy()))
+    codes = np.where(codes < 0, len(names), codes)
+    keys: np.ndarray = context.to_numpy(dtype=np.int64) * (len(names) + 1) + codes
+    return keys
+
+
 def judge_audit_compute(study: Study, *, data: Any) -> dict[str, Any]:
     """The ``judge_audit`` section (and `judge_audit --format json`)."""
     raw = data.raw if data.raw is not None else data.judgments
-    texts = data.pair_texts if data.pair_texts is not None else pair_texts_frame(study)
+    # Lengths from the texts a style fit loaded, else counted per completion (never per pair).
+    if data.pair_texts is not None:
+        lengths = reply_lengths(data.pair_texts)
+    else:
+        lengths = item_lengths(raw, completion_words(study))
     systems = data.systems
     families = canonical_families(
         systems["family"].astype(object).fillna("").unique(), data.aliases
@@ -207,10 +254,10 @@ def judge_audit_compute(study: Study, *, data: Any) -> dict[str, Any]:
     rows = judge_audit.judge_audit(
         raw,
         min_human=data.rule.human_min_verdicts,
-        lengths=reply_lengths(texts),
+        lengths=lengths,
         system_families=system_families,
         judge_families=judge_families,
-        cohorts=judgment_cohorts(study, raw["id"]),
+        cohorts=judgment_cohorts(study, raw),
         costs=judge_costs(study),
     )
     return {"study": study.slug, "reference": "human majority", "judges": rows}
@@ -307,12 +354,10 @@ def _split_half(data: Any, study: Study, judges: str, params: dict[str, Any]) ->
     comparisons = _comparisons(data, study, data.select(judges=judges), params)
     if comparisons.empty:
         return {"value": None, "half_correlation": None, "splits": 0}
+    encoded = bradley_terry.encode(comparisons)  # once: each half is a mask over its rows
 
-    def fit(part: pd.DataFrame) -> pd.Series:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", bradley_terry.BradleyTerryWarning)
-            elo: pd.Series = bradley_terry.fit(part, ci=None)["elo"]
-        return elo
+    def fit(half: np.ndarray) -> pd.Series:
+        return bradley_terry.elo_of_rows(encoded, half)
 
     return study_quality.split_half(comparisons, fit)
 
@@ -324,7 +369,7 @@ def _cohort_boards(
     human = data.select(judges="human")
     if human.empty:
         return {}, {}
-    labels = judgment_cohorts(study, human["id"])
+    labels = judgment_cohorts(study, human)
     tables, moments = {}, {}
     for cohort in sorted(labels.dropna().astype(str).unique()):
         comparisons = _comparisons(data, study, human[(labels == cohort).to_numpy()], params)
@@ -382,7 +427,7 @@ def _sections(
 ) -> dict[str, Any]:
     boards = {s.judges: s.result for s in snapshots if s.subset == "all" and s.preset == "default"}
     if getattr(data, "rater_quality", None) is None:
-        data.rater_quality = rater_quality_frame(study)
+        data.rater_quality = rater_quality_frame(study, data=data)
     return {
         "rater_quality": rater_quality_compute(study, quality=data.rater_quality),
         "judge_audit": judge_audit_compute(study, data=data),

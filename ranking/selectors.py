@@ -153,21 +153,156 @@ def values_frame(rows: QuerySet[Any], columns: dict[str, str]) -> pd.DataFrame:
     return frame
 
 
-def judgments_frame(study: Study, *, judges: str = "all", subset: str = "all") -> pd.DataFrame:
-    """One row per counted judgment, canonical orientation, axes spread into axis_H..axis_T."""
+def judgments_frame(
+    study: Study, *, judges: str = "all", subset: str = "all", everyone: bool = False
+) -> pd.DataFrame:
+    """One row per counted judgment, canonical orientation, axes spread into axis_H..axis_T,
+    in the order stored (``id``).
+
+    With ``everyone``, excluded raters' judgments too, marked by an ``excluded`` column, and
+    each judgment's rater ``cohort`` (missing without a rater): a refit reads the study once for
+    its boards, its raters' quality (which measures excluded raters too) and its cohorts.
+
+    The judgments table is read alone, its pairs once, and the small tables (completions,
+    systems, contexts, raters) joined here on integer positions: the database's join of
+    3,000,000 judgments with their pairs, completions and systems took 10-15 s and sent every
+    system's name 6,000,000 times (docs/benchmarks.md, the large study)."""
+    import numpy as np
+    import pandas as pd
 
     # The axis winners come out of the JSON as text in SQL: no per-row JSON decoding.
     axes = {
         column: KT(f"axes__{axis}__winner") for axis, column in zip(AXES, AXIS_COLUMNS, strict=True)
     }
+    queryset = Judgment.objects.filter(study=study, pair__isnull=False, quality_check=False)
+    if judges != "all":
+        queryset = queryset.filter(judge_kind=judges)
+    if subset != "all":
+        queryset = queryset.filter(pair__context__adversarial=(subset == "adversarial"))
+    own_columns = {
+        "id": "int",
+        "item": "int",
+        "rater": "int",
+        "winner": "category",
+        "strength": "int",
+        "strength_max": "int",
+        "judge": "category",
+        "judge_kind": "category",
+        "judge_family": "category",
+        "shown_left": "category",
+    } | dict.fromkeys(AXIS_COLUMNS, "category")
     rows = (
-        judgments_queryset(study, judges=judges, subset=subset)
-        .annotate(**axes)
-        .order_by("id")
-        .values_list(*JUDGMENT_COLUMNS.values(), *AXIS_COLUMNS)
+        queryset.annotate(**axes)
+        .order_by()  # no sort in the database: the frame is put in id order here
+        .values_list("id", "pair_id", "rater_id", *OWN_FIELDS, *AXIS_COLUMNS)
     )
-    types = JUDGMENT_TYPES | dict.fromkeys(CATEGORICAL, "category")
-    return judgments_tidy(values_frame(rows, types | dict.fromkeys(AXIS_COLUMNS, "text")))
+    own = values_frame(rows, own_columns)
+    own = own.sort_values("id", kind="stable", ignore_index=True)
+
+    pairs, at = _pairs_of(study, own["item"].to_numpy(dtype=np.int64))
+    context = pairs["context"].to_numpy(dtype=np.int64)[at]
+
+    completion_rows = list(
+        Completion.objects.filter(system__study=study).values_list("id", "system_id")
+    )
+    system_rows = list(System.objects.filter(study=study).values_list("id", "name", "kind"))
+    system_ids = pd.Index([pk for pk, _, _ in system_rows])
+    completion_ids = pd.Index([pk for pk, _ in completion_rows])
+    system_of = system_ids.get_indexer(pd.Index([system for _, system in completion_rows]))
+    names = np.array([name for _, name, _ in system_rows], dtype=object)
+    kinds = np.array([kind for _, _, kind in system_rows], dtype=object)
+
+    def side(column: str) -> np.ndarray:
+        found = completion_ids.get_indexer(pd.Index(pairs[column].to_numpy(dtype=np.int64)[at]))
+        position: np.ndarray = np.append(system_of, -1)[found]  # not found: -1
+        return position
+
+    contexts = dict(DialogueContext.objects.filter(study=study).values_list("id", "adversarial"))
+    adversarial = pd.Series(context).map(contexts).to_numpy(dtype=bool)
+    system_a, system_b = side("completion_a"), side("completion_b")
+    frame = pd.DataFrame(
+        {
+            "id": own["id"],
+            "item": own["item"],
+            "context": context,
+            "adversarial": adversarial,
+            "system_a": _labels(system_a, names),
+            "system_b": _labels(system_b, names),
+            "kind_a": _labels(system_a, kinds),
+            "kind_b": _labels(system_b, kinds),
+        }
+    )
+    for column in own_columns:
+        if column not in frame.columns and column != "rater":
+            frame[column] = own[column]
+    excluded, cohort = _rater_columns(study, own["rater"])
+    keep = np.ones(len(frame), dtype=bool)
+    if everyone:
+        frame["excluded"] = excluded
+        frame["cohort"] = cohort
+    else:
+        keep &= ~excluded
+    if not keep.all():
+        frame = frame[keep].reset_index(drop=True)
+    return judgments_tidy(frame)
+
+
+def _pairs_of(study: Study, items: Any) -> tuple[pd.DataFrame, Any]:
+    """The study's pairs (item, context, completion_a, completion_b) by one `COPY`, and the
+    position of each of ``items`` among them (a judged pair of another study, which nothing
+    stores, is read on its own)."""
+    import numpy as np
+    import pandas as pd
+
+    columns = {"item": "int", "context": "int", "completion_a": "int", "completion_b": "int"}
+    fields = ("id", "context_id", "completion_a_id", "completion_b_id")
+    pairs = values_frame(Pair.objects.filter(study=study).values_list(*fields), columns)
+    at = pd.Index(pairs["item"].to_numpy(dtype=np.int64)).get_indexer(pd.Index(items))
+    if (at < 0).any():
+        stray = np.unique(items[at < 0]).tolist()
+        others = values_frame(Pair.objects.filter(id__in=stray).values_list(*fields), columns)
+        pairs = pd.concat([pairs, others], ignore_index=True)
+        at = pd.Index(pairs["item"].to_numpy(dtype=np.int64)).get_indexer(pd.Index(items))
+    return pairs, at
+
+
+def _labels(position: Any, values: Any) -> Any:
+    """``values[position]`` as a pandas categorical of the values that occur, sorted (as a
+    `COPY` read as a category gives them), built from codes: no string per row. A position of
+    -1, or a value None, is missing."""
+    import numpy as np
+    import pandas as pd
+
+    names = [None if value is None else str(value) for value in values]
+    categories = sorted({name for name in names if name is not None})
+    lookup = {name: code for code, name in enumerate(categories)}
+    code_of = np.array([-1 if n is None else lookup[n] for n in names] + [-1], dtype=np.int64)
+    labels = pd.Categorical.from_codes(code_of[position], categories=pd.Index(categories))
+    return labels.remove_unused_categories()
+
+
+def _rater_columns(study: Study, raters: pd.Series) -> tuple[Any, Any]:
+    """Per judgment, whether its rater is excluded (the admin's override, else the flag; no
+    rater: never) and the rater's cohort (missing without a rater)."""
+    import numpy as np
+    import pandas as pd
+
+    rows = list(
+        Rater.objects.filter(study=study).values_list(
+            "id", "exclusion_override", "flagged", "cohort"
+        )
+    )
+    ids = pd.Index([pk for pk, _, _, _ in rows], dtype="int64")
+    excluded_of = np.array(
+        [bool(flagged if override is None else override) for _, override, flagged, _ in rows]
+        + [False]
+    )
+    cohorts = [cohort for _, _, _, cohort in rows]
+    known = raters.notna().to_numpy()
+    position = np.full(len(raters), -1, dtype=np.int64)
+    position[known] = ids.get_indexer(pd.Index(raters.to_numpy()[known].astype(np.int64)))
+    excluded = excluded_of[position]  # -1 (no rater, or one of another study) picks False
+    return excluded, _labels(position, cohorts)
 
 
 def judgments_tidy(frame: pd.DataFrame) -> pd.DataFrame:
@@ -195,6 +330,16 @@ def judgments_tidy(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+#: The judgment's own fields judgments_frame reads besides its id, pair and rater.
+OWN_FIELDS = [
+    "winner",
+    "strength",
+    "strength_max",
+    "judge",
+    "judge_kind",
+    "judge_family",
+    "shown_left",
+]
 #: The columns of judgments_frame held as categories.
 CATEGORICAL = ["system_a", "system_b", "kind_a", "kind_b", "judge", "judge_kind", "judge_family"]
 VERDICTS = ["a", "b", "tie"]
@@ -276,6 +421,20 @@ def pair_texts_frame(study: Study) -> pd.DataFrame:
     frame["text_a"] = frame["completion_a"].map(texts)
     frame["text_b"] = frame["completion_b"].map(texts)
     return frame.set_index("item")[["text_a", "text_b"]]
+
+
+def completion_words(study: Study) -> pd.DataFrame:
+    """Per completion with a known text: its ``context``, ``system`` name and length in
+    ``words`` (one row per context and system)."""
+    import pandas as pd
+
+    rows = Completion.objects.filter(system__study=study, text_unknown=False).values_list(
+        "context_id", "system__name", "text"
+    )
+    return pd.DataFrame.from_records(
+        [(context, system, len(text.split())) for context, system, text in rows.iterator(2000)],
+        columns=["context", "system", "words"],
+    )
 
 
 def context_categories(study: Study, key: str) -> dict[int, str]:

@@ -94,6 +94,8 @@ class StudyData:
     pair_texts: pd.DataFrame | None = None  # per pair, its two texts (style features read them)
     rater_weights: str = "none"  # the study's setting (ranking.raters.RATER_WEIGHTS)
     rater_quality: pd.DataFrame | None = None  # the rater model, fitted once when first needed
+    # Every human verdict on a real pair, excluded raters' included (the rater model's input).
+    rater_verdicts: pd.DataFrame | None = None
     # What the boards of one refit share (ranking.categories: a category's agreement of every
     # judge and its strategy use), keyed by what it depends on besides this load.
     shared: dict[Any, Any] = field(default_factory=dict)
@@ -127,7 +129,8 @@ def verdict_rule(study: Study) -> verdicts.VerdictRule:
 
 
 def study_data_load(study: Study, *, state: dict[str, Any] | None = None) -> StudyData:
-    """Seven queries whatever the study's size (four with a known `state`).
+    """A dozen queries whatever the study's size; the judgments table is read once, for the
+    boards and for the raters' quality (``rater_verdicts``, excluded raters included).
 
     Strategy labels: the latest finished label set (an LLM label run or imported labels),
     else the completions' own metadata; `labels` says which.
@@ -137,8 +140,13 @@ def study_data_load(study: Study, *, state: dict[str, Any] | None = None) -> Stu
     state = state or selectors.judgments_state(study)
     source = label_selectors.source_from_state(study, state.get("labels"))
     rule = verdict_rule(study)
-    raw = selectors.judgments_frame(study)
-    raw["cluster"] = raw["context"].map(selectors.context_clusters(study))
+    # One read of the judgments for every section: the raters' quality measures the excluded
+    # raters' verdicts too (and those on systems taken off the board), the boards never.
+    everyone = selectors.judgments_frame(study, everyone=True)
+    everyone["cluster"] = everyone["context"].map(selectors.context_clusters(study))
+    human = everyone["judge_kind"] == "human"
+    rater_verdicts = everyone[human.to_numpy()].drop(columns="excluded")
+    raw = everyone[~everyone["excluded"].to_numpy()].drop(columns="excluded")
     systems = selectors.systems_frame(study)
     gone = selectors.off_board(study)
     if gone:  # systems taken off the board: on record, out of the boards fitted from now on
@@ -159,6 +167,7 @@ def study_data_load(study: Study, *, state: dict[str, Any] | None = None) -> Stu
         # Texts are read only when a style-controlled board is fitted.
         pair_texts=selectors.pair_texts_frame(study) if study.style_features else None,
         rater_weights=study.rater_weights,
+        rater_verdicts=rater_verdicts,
     )
 
 

@@ -111,3 +111,35 @@ def test_the_study_setting_weighs_the_board_and_marks_it_stale(study):
     after = services.leaderboard_current(study, judges="human")
     assert after["params"]["rater_weights"] == "reliability"
     assert after["snapshot"]["id"] != before["snapshot"]["id"]
+
+
+def test_a_refit_reads_the_judgments_once_for_every_section(study, postgres):
+    """The boards, the raters' quality (excluded raters included), the cohorts and the reply
+    lengths all come from one read of the judgments table: the same as reading each."""
+    import pandas as pd
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from ranking import selectors
+
+    with CaptureQueriesContext(connection) as queries:
+        data = services.study_data_load(study)
+    reads = [q["sql"] for q in queries if q["sql"].startswith("COPY")]
+    assert len(reads) == 2, reads  # the judgments, then their pairs
+    assert ['FROM "annotation_judgment"' in sql for sql in reads] == [True, False]
+    # The raters' quality from the loaded verdicts equals the one that reads them itself.
+    from_load = measures.rater_quality_frame(study, data=data)
+    assert "r-flagged" in from_load.index  # excluded from the boards, measured here
+    assert not data.raw["judge"].astype(str).eq("r-flagged").any()
+    pd.testing.assert_frame_equal(from_load, measures.rater_quality_frame(study))
+    # Each judgment's cohort from the frame equals the per-id lookup.
+    cohorts = measures.judgment_cohorts(study, data.raw)
+    looked_up = measures.judgment_cohorts(study, data.raw.drop(columns="cohort"))
+    assert cohorts.astype(object).where(cohorts.notna(), None).tolist() == (
+        looked_up.astype(object).where(looked_up.notna(), None).tolist()
+    )
+    assert cohorts.notna().any()
+    # Reply lengths per pair from the completions equal those counted from the pairs' texts.
+    lengths = measures.item_lengths(data.raw, selectors.completion_words(study))
+    texts = measures.reply_lengths(selectors.pair_texts_frame(study)).reindex(lengths.index)
+    pd.testing.assert_frame_equal(lengths, texts, check_names=False)

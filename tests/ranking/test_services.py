@@ -85,9 +85,13 @@ def test_winners_stay_canonical_when_x_is_completion_b(built):
     assert set(frame["system_a"]) == {X, Y}  # x is "a" on two contexts, "b" on two
 
 
-def test_the_judgments_frame_is_one_query(built, django_assert_num_queries):
-    with django_assert_num_queries(1):
+def test_the_judgments_frame_reads_the_judgments_once(built, django_assert_num_queries):
+    # The judgments, their pairs, then the study's completions, systems, contexts and raters
+    # (joined in memory): six queries whatever the study's size.
+    with django_assert_num_queries(6) as queries:
         frame = selectors.judgments_frame(built.study)
+    reads = [q["sql"] for q in queries.captured_queries if 'FROM "annotation_judgment"' in q["sql"]]
+    assert len(reads) == 1
     assert list(frame.columns[:4]) == ["id", "item", "context", "adversarial"]
 
 

@@ -189,10 +189,26 @@ def test_judgments_needed_projects_the_target_from_the_interval_widths():
 
 
 def test_split_half_is_high_for_a_clear_order_and_low_for_coin_flips():
-    def fit(part: pd.DataFrame) -> pd.Series:
-        return bradley_terry.fit(part, ci=None)["elo"]
+    def halves(comparisons: pd.DataFrame) -> dict:
+        def fit(half: np.ndarray) -> pd.Series:
+            return bradley_terry.fit(comparisons[half], ci=None)["elo"]
 
-    clear = study_quality.split_half(synthetic(3, 2.0, 3000), fit, splits=5)
-    flat = study_quality.split_half(synthetic(3, 0.0, 3000), fit, splits=5)
+        return study_quality.split_half(comparisons, fit, splits=5)
+
+    clear, flat = halves(synthetic(3, 2.0, 3000)), halves(synthetic(3, 0.0, 3000))
     assert clear["value"] > 0.95
     assert flat["value"] < 0.6
+
+
+def test_the_split_halfs_fast_fit_equals_the_fit_of_the_rows_it_keeps():
+    """The refit fits each half from one encoding (bradley_terry.elo_of_rows): the same Elo as
+    fitting the half's rows, and a system the half does not compare has none."""
+    comparisons = synthetic(5, 1.0, 2000)
+    keep = np.random.default_rng(1).random(len(comparisons)) < 0.5
+    keep &= ~((comparisons["system_a"] == "m4") | (comparisons["system_b"] == "m4")).to_numpy()
+    fast = bradley_terry.elo_of_rows(bradley_terry.encode(comparisons), keep)
+    slow = bradley_terry.fit(comparisons[keep], ci=None)["elo"]
+    assert "m4" not in fast.index
+    pd.testing.assert_series_equal(
+        fast.sort_index(), slow.sort_index(), check_names=False, check_index_type=False, rtol=1e-9
+    )
